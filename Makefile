@@ -1,0 +1,34 @@
+# scholargraph: `make demo` runs the main job, `make test` runs the whole test suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# A local CPU build of torch, when the machine keeps one, avoids the large CUDA download.
+TORCH_WHEELS ?= /opt/wheels
+
+.PHONY: install demo test lint bench clean neo4j-start neo4j-stop
+
+install: $(STAMP)
+
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
+	@wheel=$$(ls $(TORCH_WHEELS)/torch-*.whl 2>/dev/null | sort -V | tail -n 1); \
+	if [ -n "$$wheel" ]; then echo "installing torch from $$wheel"; $(BIN)/pip install --quiet "$$wheel"; fi
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: install
+	bash scripts/demo.sh
+
+test: install
+	bash scripts/test.sh
+
+lint: install
+	$(BIN)/ruff check scholargraph tests bench
+
+bench: install
+	$(BIN)/python bench/store_write.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info .scholargraph-test .scholargraph-demo

@@ -1,0 +1,10 @@
+// The graph schema: uniqueness constraints (each also backs an index on id) and lookup indexes.
+// Applied by `scholargraph db init`; IF NOT EXISTS makes every statement idempotent.
+CREATE CONSTRAINT paper_id IF NOT EXISTS FOR (p:Paper) REQUIRE p.id IS UNIQUE;
+CREATE CONSTRAINT author_id IF NOT EXISTS FOR (a:Author) REQUIRE a.id IS UNIQUE;
+CREATE CONSTRAINT venue_id IF NOT EXISTS FOR (v:Venue) REQUIRE v.id IS UNIQUE;
+CREATE CONSTRAINT topic_id IF NOT EXISTS FOR (t:Topic) REQUIRE t.id IS UNIQUE;
+CREATE CONSTRAINT scoring_run_id IF NOT EXISTS FOR (r:ScoringRun) REQUIRE r.id IS UNIQUE;
+CREATE INDEX paper_year IF NOT EXISTS FOR (p:Paper) ON (p.year);
+CREATE INDEX paper_doi IF NOT EXISTS FOR (p:Paper) ON (p.doi);
+CREATE INDEX author_name IF NOT EXISTS FOR (a:Author) ON (a.name);

@@ -1,0 +1,1 @@
+"""Base layer: domain records, Neo4j access, graph features."""

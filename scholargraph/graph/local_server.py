@@ -1,0 +1,382 @@
+"""The managed local Neo4j (the embedded default): provision, start, stop, status, logs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import sys
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from scholargraph.config import APOC_VERSION, NEO4J_VERSION, Settings
+from scholargraph.errors import ServerError
+
+LAUNCHER_CLASS = "ScholargraphNeo4j"
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>scholargraph</groupId><artifactId>neo4j-runtime</artifactId><version>{neo4j}</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.neo4j</groupId><artifactId>neo4j</artifactId><version>{neo4j}</version></dependency>
+    <dependency><groupId>org.neo4j</groupId><artifactId>neo4j-bolt</artifactId><version>{neo4j}</version></dependency>
+  </dependencies>
+</project>
+"""
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    running: bool
+    pid: int | None
+    uri: str
+    version: str | None
+    store_bytes: int
+    home: Path
+
+
+def _runtime_dir(settings: Settings) -> Path:
+    return settings.cache / f"neo4j-{NEO4J_VERSION}"
+
+
+def _run_dir(settings: Settings) -> Path:
+    return settings.home / "run"
+
+
+def _pid_file(settings: Settings) -> Path:
+    return _run_dir(settings) / "neo4j.pid"
+
+
+def _port_file(settings: Settings) -> Path:
+    return _run_dir(settings) / "port"
+
+
+def log_file(settings: Settings) -> Path:
+    return settings.home / "logs" / "server.log"
+
+
+def _java(settings: Settings) -> str:
+    java_home = settings.java_home or os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = Path(java_home) / "bin" / "java"
+        if candidate.exists():
+            return str(candidate)
+    found = shutil.which("java")
+    if not found:
+        raise ServerError("Java 17+ is required for the managed Neo4j: install a JDK (e.g. openjdk-17-jdk)")
+    return found
+
+
+def _javac(settings: Settings) -> str:
+    java = Path(_java(settings)).resolve()
+    candidate = java.parent / "javac"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("javac")
+    if not found:
+        raise ServerError("javac not found: install a JDK (not only a JRE) to build the Neo4j launcher")
+    return found
+
+
+def _launcher_source() -> str:
+    return resources.files("scholargraph.graph").joinpath("java", f"{LAUNCHER_CLASS}.java").read_text()
+
+
+def provision(settings: Settings, quiet: bool = False) -> Path:
+    """Download the Neo4j jars (and APOC core when it resolves) and compile the launcher, once.
+
+    Returns the runtime directory. Everything lands in the cache, outside the repository.
+    """
+    runtime = _runtime_dir(settings)
+    lib = runtime / "lib"
+    if not (lib / ".complete").exists():
+        mvn = shutil.which("mvn")
+        if not mvn:
+            raise ServerError("Maven (mvn) is required once to fetch the Neo4j jars: install maven")
+        runtime.mkdir(parents=True, exist_ok=True)
+        (runtime / "pom.xml").write_text(_POM.format(neo4j=NEO4J_VERSION))
+        if lib.exists():
+            shutil.rmtree(lib)
+        cmd = [mvn, "-B", "-q", "-f", str(runtime / "pom.xml"), "dependency:copy-dependencies",
+               f"-DoutputDirectory={lib}"]
+        if not quiet:
+            print(f"provisioning Neo4j {NEO4J_VERSION} jars into {lib} ...", file=sys.stderr, flush=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+            raise ServerError(f"could not fetch Neo4j {NEO4J_VERSION} from Maven: {' | '.join(tail)}")
+        (lib / ".complete").write_text(NEO4J_VERSION)
+    _provision_apoc(settings, runtime, quiet)
+    _compile_launcher(settings, runtime)
+    return runtime
+
+
+_APOC_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>scholargraph</groupId><artifactId>apoc-plugin</artifactId><version>{apoc}</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.neo4j.procedure</groupId><artifactId>apoc-core</artifactId><version>{apoc}</version></dependency>
+    <dependency><groupId>org.neo4j.procedure</groupId><artifactId>apoc-common</artifactId><version>{apoc}</version></dependency>
+  </dependencies>
+</project>
+"""
+_JAR_VERSION = re.compile(r"-\d[\w.]*\.jar$")
+
+
+def _artifact(jar: Path) -> str:
+    return _JAR_VERSION.sub("", jar.name)
+
+
+def _provision_apoc(settings: Settings, runtime: Path, quiet: bool) -> None:
+    """APOC core is optional: a failure to resolve it is remembered, not fatal.
+
+    Maven Central has no self-contained APOC jar, so apoc-core comes with apoc-common and its
+    libraries; those Neo4j already ships are dropped to avoid two versions on one classpath.
+    """
+    plugins = runtime / "plugins"
+    marker = plugins / ".attempted"
+    if marker.exists():
+        return
+    mvn = shutil.which("mvn")
+    if mvn:
+        shutil.rmtree(plugins, ignore_errors=True)
+        plugins.mkdir(parents=True)
+        (runtime / "apoc-pom.xml").write_text(_APOC_POM.format(apoc=APOC_VERSION))
+        proc = subprocess.run([mvn, "-B", "-q", "-f", str(runtime / "apoc-pom.xml"),
+                               "dependency:copy-dependencies", "-DincludeScope=runtime",
+                               f"-DoutputDirectory={plugins}"], capture_output=True, text=True)
+        if proc.returncode == 0:
+            shipped = {_artifact(jar) for jar in (runtime / "lib").glob("*.jar")}
+            for jar in plugins.glob("*.jar"):
+                if _artifact(jar) in shipped:
+                    jar.unlink()
+        else:
+            for jar in plugins.glob("*.jar"):
+                jar.unlink()
+            if not quiet:
+                print(f"note: APOC core {APOC_VERSION} did not resolve; running without it", file=sys.stderr)
+    plugins.mkdir(parents=True, exist_ok=True)
+    marker.write_text(APOC_VERSION)
+
+
+def _compile_launcher(settings: Settings, runtime: Path) -> Path:
+    source = _launcher_source()
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    classes = runtime / f"launcher-{digest}"
+    if (classes / f"{LAUNCHER_CLASS}.class").exists():
+        return classes
+    src_dir = runtime / "src"
+    src_dir.mkdir(parents=True, exist_ok=True)
+    src = src_dir / f"{LAUNCHER_CLASS}.java"
+    src.write_text(source)
+    tmp = runtime / f".launcher-{digest}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    proc = subprocess.run([_javac(settings), "-cp", str(runtime / "lib" / "*"), "-d", str(tmp), str(src)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ServerError(f"could not compile the Neo4j launcher: {proc.stderr.strip()[:300]}")
+    tmp.rename(classes)
+    return classes
+
+
+def _launcher_classes(runtime: Path) -> Path:
+    digest = hashlib.sha256(_launcher_source().encode()).hexdigest()[:16]
+    return runtime / f"launcher-{digest}"
+
+
+def _read_pid(settings: Settings) -> int | None:
+    try:
+        return int(_pid_file(settings).read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _is_our_server(pid: int) -> bool:
+    """True when `pid` is alive and is our launcher (guards against a recycled pid)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+    if not cmdline:  # a zombie: exited, not yet reaped
+        return False
+    return LAUNCHER_CLASS.encode() in cmdline
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def running_pid(settings: Settings) -> int | None:
+    pid = _read_pid(settings)
+    if pid is not None and _is_our_server(pid):
+        return pid
+    return None
+
+
+def _running_port(settings: Settings) -> int:
+    try:
+        return int(_port_file(settings).read_text().strip())
+    except (OSError, ValueError):
+        return settings.neo4j_port
+
+
+def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> ServerStatus:
+    """Start the managed server, or reuse the one already running for this home."""
+    if not settings.managed:
+        raise ServerError(f"SCHOLARGRAPH_NEO4J_URI is set ({settings.neo4j_uri}): the managed server is not used")
+    pid = running_pid(settings)
+    if pid is not None:
+        _wait_ready(settings, pid, _running_port(settings), timeout)
+        return status(settings)
+    runtime = provision(settings, quiet=quiet)
+    port = settings.neo4j_port
+    if _port_open(port):
+        raise ServerError(f"port {port} on 127.0.0.1 is already in use by another program: "
+                          "set SCHOLARGRAPH_NEO4J_PORT to a free port")
+    home = settings.home
+    for sub in ("run", "logs", "plugins"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    _sync_plugins(runtime / "plugins", home / "plugins")
+    # APOC registers extensions through the classpath ServiceLoader, which embedded mode does not
+    # extend to plugins/; its jars go on both (class loading is parent-first, so one copy is used).
+    classpath = os.pathsep.join([str(_launcher_classes(runtime)), str(runtime / "lib" / "*"),
+                                 str(runtime / "plugins" / "*")])
+    env = dict(os.environ)
+    env.pop("SCHOLARGRAPH_NEO4J_PASSWORD", None)
+    if settings.neo4j_password:
+        # Passed in the environment, never on the command line, so `ps` cannot show it.
+        env["SCHOLARGRAPH_NEO4J_PASSWORD"] = settings.neo4j_password
+    env["SCHOLARGRAPH_NEO4J_PAGECACHE"] = settings.pagecache
+    cmd = [_java(settings), f"-Xmx{settings.heap}", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError",
+           "-Dfile.encoding=UTF-8", "-cp", classpath, LAUNCHER_CLASS, str(home), str(port)]
+    log = log_file(settings)
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=env, start_new_session=True, cwd=str(home))
+    _pid_file(settings).write_text(str(proc.pid))
+    _port_file(settings).write_text(str(port))
+    _wait_ready(settings, proc.pid, port, timeout, proc)
+    return status(settings)
+
+
+def _sync_plugins(provided: Path, plugins: Path) -> None:
+    """Copy the provisioned plugin jars into the home's plugins/; jars a user added stay untouched."""
+    manifest = plugins / ".provisioned"
+    previous = manifest.read_text().split() if manifest.exists() else []
+    for name in previous:
+        (plugins / name).unlink(missing_ok=True)
+    names = []
+    for jar in sorted(provided.glob("*.jar")):
+        shutil.copy2(jar, plugins / jar.name)
+        names.append(jar.name)
+    manifest.write_text("\n".join(names) + "\n")
+
+
+def _wait_ready(settings: Settings, pid: int, port: int, timeout: float,
+                proc: subprocess.Popen | None = None) -> None:
+    ready = _run_dir(settings) / "ready"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise ServerError(f"Neo4j exited during start-up (code {proc.returncode}): "
+                              f"{_last_error_line(settings)} (log: {log_file(settings)})")
+        if proc is None and not _is_our_server(pid):
+            raise ServerError(f"Neo4j (pid {pid}) stopped while starting; see {log_file(settings)}")
+        if ready.exists() and _port_open(port):
+            return
+        time.sleep(0.2)
+    raise ServerError(f"Neo4j did not become ready within {timeout:.0f}s; see {log_file(settings)}")
+
+
+def _last_error_line(settings: Settings) -> str:
+    try:
+        lines = log_file(settings).read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "no log"
+    for line in reversed(lines[-200:]):
+        if "Exception" in line or "ERROR" in line or "Error" in line:
+            return line.strip()[:300]
+    return lines[-1].strip()[:300] if lines else "no log"
+
+
+def stop(settings: Settings, timeout: float = 60.0) -> bool:
+    """Stop the managed server with SIGTERM and wait for its clean shutdown. False if none ran."""
+    pid = running_pid(settings)
+    if pid is None:
+        _cleanup_run_files(settings)
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _is_our_server(pid):
+            _reap(pid)
+            _cleanup_run_files(settings)
+            return True
+        _reap(pid)
+        time.sleep(0.2)
+    raise ServerError(f"Neo4j (pid {pid}) did not stop within {timeout:.0f}s")
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _cleanup_run_files(settings: Settings) -> None:
+    for path in (_pid_file(settings), _run_dir(settings) / "ready"):
+        path.unlink(missing_ok=True)
+
+
+def _dir_size(path: Path) -> int:
+    total = 0
+    if not path.exists():
+        return 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += (Path(root) / name).stat().st_size
+            except OSError:
+                pass
+    return total
+
+
+def status(settings: Settings) -> ServerStatus:
+    pid = running_pid(settings)
+    version = None
+    ready = _run_dir(settings) / "ready"
+    if pid is not None and ready.exists():
+        version = ready.read_text().strip() or None
+    port = _running_port(settings) if pid is not None else settings.neo4j_port
+    return ServerStatus(running=pid is not None, pid=pid, uri=f"bolt://127.0.0.1:{port}",
+                        version=version or NEO4J_VERSION, store_bytes=_dir_size(settings.home / "neo4j"),
+                        home=settings.home)
+
+
+def tail_logs(settings: Settings, lines: int = 50) -> list[str]:
+    try:
+        content = log_file(settings).read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    return content[-lines:]
+
+
+def ensure_running(settings: Settings, quiet: bool = True) -> str:
+    """The URI to use: the configured remote one, or the managed server (started if needed)."""
+    if not settings.managed:
+        return settings.uri
+    return start(settings, quiet=quiet).uri

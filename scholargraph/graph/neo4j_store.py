@@ -1,0 +1,331 @@
+"""The only module that imports `neo4j`: batched idempotent writes, streaming reads, write-back."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import neo4j
+import numpy as np
+from neo4j import GraphDatabase
+from neo4j import exceptions as neo4j_errors
+
+from scholargraph import cypher
+from scholargraph.errors import StoreError, StoreUnavailable
+from scholargraph.graph.records import PaperBundle
+
+# Labels and relationship types that reads and write-back accept. Cypher cannot take a label as a
+# parameter and still use its index, so each has its own query file, chosen from this whitelist.
+NODE_LABELS = ("Paper", "Author", "Venue", "Topic")
+EDGE_TYPES = ("CITES", "AUTHORED", "PUBLISHED_IN", "COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
+
+_CAMEL_BOUNDARY = re.compile(r"_([a-z0-9])")
+
+
+def to_camel(name: str) -> str:
+    """snake_case (Python) -> camelCase (Neo4j property)."""
+    return _CAMEL_BOUNDARY.sub(lambda m: m.group(1).upper(), name)
+
+
+def to_snake(name: str) -> str:
+    """camelCase (Neo4j property) -> snake_case (Python)."""
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
+@dataclass
+class WriteCounts:
+    """What one batch of bundles did to the graph (summed over batches by the loader)."""
+
+    papers: int = 0
+    papers_created: int = 0
+    merged: int = 0
+    stubs_created: int = 0
+    stubs_filled: int = 0
+    authors: int = 0
+    authorships: int = 0
+    citations: int = 0
+    venues: int = 0
+
+    def add(self, other: "WriteCounts") -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+@dataclass
+class BatchRows:
+    """A batch of bundles flattened into the parameter rows of each upsert query."""
+
+    papers: list[dict] = field(default_factory=list)
+    authors: list[dict] = field(default_factory=list)
+    venues: list[dict] = field(default_factory=list)
+    authorships: list[dict] = field(default_factory=list)
+    published_in: list[dict] = field(default_factory=list)
+    citations: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def from_bundles(cls, bundles: Iterable[PaperBundle]) -> "BatchRows":
+        rows = cls()
+        papers: dict[str, dict] = {}
+        authors: dict[str, dict] = {}
+        venues: dict[str, dict] = {}
+        for b in bundles:
+            p = b.paper
+            if p is not None:
+                row = {"id": p.id, "title": p.title, "abstract": p.abstract, "year": p.year, "doi": p.doi,
+                       "venueId": p.venue_id, "sources": list(p.sources),
+                       "partial": bool(getattr(p, "partial", False))}
+                prev = papers.get(p.id)
+                # Two records of one batch with the same id (a DOI seen twice) merge like separate batches.
+                papers[p.id] = row if prev is None else _merge_paper_rows(prev, row)
+                if p.venue_id:
+                    rows.published_in.append({"paperId": p.id, "venueId": p.venue_id})
+            for a in b.authors:
+                prev_a = authors.get(a.id)
+                if prev_a is None:
+                    authors[a.id] = {"id": a.id, "name": a.name, "orcid": a.orcid, "sources": list(a.sources)}
+                else:
+                    prev_a["sources"] = prev_a["sources"] + [s for s in a.sources if s not in prev_a["sources"]]
+                    prev_a["orcid"] = prev_a["orcid"] or a.orcid
+            if b.venue is not None and b.venue.id not in venues:
+                venues[b.venue.id] = {"id": b.venue.id, "name": b.venue.name}
+            rows.authorships.extend({"authorId": s.author_id, "paperId": s.paper_id, "position": s.position}
+                                    for s in b.authorships)
+            rows.citations.extend({"citing": c.citing_id, "cited": c.cited_id} for c in b.citations)
+        rows.papers = list(papers.values())
+        rows.authors = list(authors.values())
+        rows.venues = list(venues.values())
+        return rows
+
+
+def _merge_paper_rows(old: dict, new: dict) -> dict:
+    merged = {k: (new[k] if new.get(k) is not None else old.get(k)) for k in new}
+    merged["sources"] = old["sources"] + [s for s in new["sources"] if s not in old["sources"]]
+    merged["partial"] = old["partial"] and new["partial"]
+    return merged
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, neo4j_errors.AuthError):
+        return "authentication failed (check SCHOLARGRAPH_NEO4J_USER / SCHOLARGRAPH_NEO4J_PASSWORD)"
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return " ".join(str(message).split())[:300]
+
+
+class Neo4jStore:
+    """A connection to one Neo4j database. Use as a context manager, or call close()."""
+
+    def __init__(self, uri: str, user: str = "neo4j", password: str | None = None,
+                 database: str | None = None, connection_timeout: float = 5.0):
+        self.uri = uri
+        self.database = database
+        auth = (user, password) if password else None
+        try:
+            self._driver = GraphDatabase.driver(uri, auth=auth, connection_timeout=connection_timeout,
+                                                max_transaction_retry_time=30.0,
+                                                # Server notices (unknown labels on an empty graph,
+                                                # deprecations) are not the user's concern.
+                                                notifications_min_severity="OFF")
+            self._driver.verify_connectivity()
+        except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, OSError, ValueError) as exc:
+            raise StoreUnavailable(f"cannot reach Neo4j at {uri}: {_describe(exc)}") from None
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._driver.close()
+
+    def __enter__(self) -> "Neo4jStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _session(self, **kwargs) -> neo4j.Session:
+        return self._driver.session(database=self.database, **kwargs)
+
+    def _guard(self, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, neo4j_errors.AuthError,
+                neo4j_errors.Forbidden, OSError) as exc:
+            raise StoreUnavailable(f"cannot reach Neo4j at {self.uri}: {_describe(exc)}") from None
+        except neo4j_errors.Neo4jError as exc:
+            raise StoreError(f"Neo4j refused a query: {_describe(exc)}") from None
+
+    def run_write(self, name: str, **params) -> list[dict]:
+        """Run the named query in a managed write transaction (retried on transient errors)."""
+        query = cypher.load(name)
+
+        def work(tx):
+            return [r.data() for r in tx.run(query, **params)]
+
+        def call():
+            with self._session() as session:
+                return session.execute_write(work)
+        return self._guard(call)
+
+    def run_read(self, name: str, **params) -> list[dict]:
+        query = cypher.load(name)
+
+        def work(tx):
+            return [r.data() for r in tx.run(query, **params)]
+
+        def call():
+            with self._session() as session:
+                return session.execute_read(work)
+        return self._guard(call)
+
+    def run_autocommit(self, name: str, **params) -> None:
+        """For `CALL { ... } IN TRANSACTIONS`, which needs an implicit transaction."""
+        query = cypher.load(name)
+
+        def call():
+            with self._session() as session:
+                session.run(query, **params).consume()
+        self._guard(call)
+
+    def stream(self, name: str, fetch_size: int = 10_000, **params) -> Iterator[neo4j.Record]:
+        """Records of a read query as they arrive, without holding the whole result."""
+        query = cypher.load(name)
+        try:
+            with self._session(fetch_size=fetch_size, default_access_mode=neo4j.READ_ACCESS) as session:
+                result = session.run(query, **params)
+                yield from result
+        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
+            raise StoreUnavailable(f"cannot reach Neo4j at {self.uri}: {_describe(exc)}") from None
+
+    def server_version(self) -> str:
+        info = self._guard(self._driver.get_server_info)
+        return info.agent
+
+    # --- schema and housekeeping -------------------------------------------------------------
+
+    def apply_schema(self) -> int:
+        """Create the constraints and indexes (idempotent); returns the number of statements run."""
+        statements = cypher.statements("schema")
+
+        def call():
+            with self._session() as session:
+                for statement in statements:
+                    session.run(statement).consume()
+                session.run("CALL db.awaitIndexes(300)").consume()
+        self._guard(call)
+        return len(statements)
+
+    def schema_names(self) -> dict[str, list[str]]:
+        def call():
+            with self._session() as session:
+                constraints = [r["name"] for r in session.run("SHOW CONSTRAINTS YIELD name")]
+                indexes = [r["name"] for r in session.run("SHOW INDEXES YIELD name")]
+                return {"constraints": sorted(constraints), "indexes": sorted(indexes)}
+        return self._guard(call)
+
+    def stats(self) -> dict[str, dict[str, int]]:
+        labels = {r["label"]: r["n"] for r in self.run_read("store/stats_labels")}
+        rels = {r["type"]: r["n"] for r in self.run_read("store/stats_relationships")}
+        stubs = self.run_read("store/stats_stubs")[0]["stubs"]
+        return {"nodes": labels, "relationships": rels, "stubs": {"Paper": stubs}}
+
+    def reset(self) -> None:
+        """Delete every node and relationship, in bounded transactions."""
+        self.run_autocommit("store/reset_batch")
+
+    # --- batched upserts ------------------------------------------------------------------------
+
+    def write_bundles(self, bundles: Sequence[PaperBundle]) -> WriteCounts:
+        """Upsert a batch of paper bundles in one transaction; idempotent; returns what changed."""
+        rows = BatchRows.from_bundles(bundles)
+        q = {name: cypher.load(f"store/{name}") for name in (
+            "upsert_papers", "upsert_venues", "upsert_authors", "upsert_authorships",
+            "upsert_published_in", "upsert_citations")}
+
+        def work(tx) -> WriteCounts:
+            counts = WriteCounts(papers=len(rows.papers), authors=len(rows.authors),
+                                 authorships=len(rows.authorships), citations=len(rows.citations),
+                                 venues=len(rows.venues))
+            if rows.papers:
+                rec = tx.run(q["upsert_papers"], rows=rows.papers).single()
+                counts.papers_created = rec["created"] or 0
+                counts.stubs_filled = rec["stubsFilled"] or 0
+                counts.merged = rec["merged"] or 0
+            if rows.venues:
+                tx.run(q["upsert_venues"], rows=rows.venues).consume()
+            if rows.authors:
+                tx.run(q["upsert_authors"], rows=rows.authors).consume()
+            if rows.authorships:
+                tx.run(q["upsert_authorships"], rows=rows.authorships).consume()
+            if rows.published_in:
+                tx.run(q["upsert_published_in"], rows=rows.published_in).consume()
+            if rows.citations:
+                rec = tx.run(q["upsert_citations"], rows=rows.citations).single()
+                counts.stubs_created = (rec["stubsCreated"] if rec else 0) or 0
+            return counts
+
+        def call():
+            with self._session() as session:
+                return session.execute_write(work)
+        return self._guard(call)
+
+    # --- snapshot reads -------------------------------------------------------------------------
+
+    def read_nodes(self, label: str, props: Sequence[str] = ()) -> tuple[list[str], dict[str, list[Any]]]:
+        """All nodes of `label`: their ids (in a stable order) and the requested properties (snake_case)."""
+        _check(label, NODE_LABELS)
+        camel = [to_camel(p) for p in props]
+        ids: list[str] = []
+        values: dict[str, list[Any]] = {p: [] for p in props}
+        for record in self.stream(f"store/read_nodes_{label.lower()}", props=camel):
+            ids.append(record["id"])
+            for p, v in zip(props, record["values"]):
+                values[p].append(v)
+        return ids, values
+
+    def read_edges(self, rel_type: str, weight: str | None = None
+                   ) -> tuple[list[str], list[str], np.ndarray]:
+        """All relationships of `rel_type` as parallel (source ids, target ids, weights) arrays."""
+        _check(rel_type, EDGE_TYPES)
+        sources: list[str] = []
+        targets: list[str] = []
+        weights: list[float] = []
+        for record in self.stream(f"store/read_edges_{rel_type.lower()}", weight=to_camel(weight or "weight")):
+            sources.append(record["source"])
+            targets.append(record["target"])
+            w = record["weight"]
+            weights.append(1.0 if w is None else float(w))
+        return sources, targets, np.asarray(weights, dtype=np.float64)
+
+    # --- write-back -------------------------------------------------------------------------------
+
+    def write_node_properties(self, label: str, ids: Sequence[str], props: dict[str, Sequence[Any]],
+                              batch_size: int = 10_000) -> int:
+        """Set properties (snake_case names, one sequence per property, aligned with `ids`); idempotent."""
+        _check(label, NODE_LABELS)
+        names = list(props)
+        for name in names:
+            if len(props[name]) != len(ids):
+                raise ValueError(f"property {name!r} has {len(props[name])} values for {len(ids)} ids")
+        query = f"store/write_properties_{label.lower()}"
+        written = 0
+        for start in range(0, len(ids), batch_size):
+            rows = []
+            for i in range(start, min(start + batch_size, len(ids))):
+                rows.append({"id": ids[i], "props": {to_camel(n): _plain(props[n][i]) for n in names}})
+            self.run_write(query, rows=rows)
+            written += len(rows)
+        return written
+
+
+def _check(name: str, allowed: tuple[str, ...]) -> None:
+    if name not in allowed:
+        raise ValueError(f"unknown {name!r}; expected one of {', '.join(allowed)}")
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays -> Python values the driver can send."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

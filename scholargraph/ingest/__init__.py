@@ -1,0 +1,1 @@
+"""External formats -> records -> store."""

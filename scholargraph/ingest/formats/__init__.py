@@ -1,0 +1,1 @@
+"""Parsers for external dump formats: file -> Iterator[RawRecord]; parse only."""

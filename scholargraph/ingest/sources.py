@@ -1,0 +1,336 @@
+"""Open ingestion inputs: expand paths, read plain or gzipped bytes, stream JSON records."""
+
+from __future__ import annotations
+
+import codecs
+import glob
+import gzip
+import io
+import json
+import os
+import re
+import sys
+import zlib
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+from scholargraph.errors import UsageError
+from scholargraph.graph.records import RawRecord
+
+STDIN = "-"
+CHUNK_SIZE = 1 << 20
+# A JSON record longer than this without closing is treated as corrupt rather than buffered forever.
+MAX_RECORD_CHARS = 64 << 20
+EXCERPT_CHARS = 200
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_GLOB_CHARS = re.compile(r"[*?\[]")
+# surrogateescape decoding turns each invalid UTF-8 byte into one of these lone surrogates.
+INVALID_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+@dataclass(frozen=True)
+class ReadFailure:
+    """Reading stopped early (truncated or corrupt compressed data, an I/O error).
+
+    It is yielded once, after everything that could be read; parsers turn it into an error
+    RawRecord so that the loader quarantines it and moves on to the next file.
+    """
+
+    line: int  # the line where reading stopped (1-based; 0 when the file could not be opened)
+    offset: int  # bytes of (decompressed) data read before the failure
+    reason: str
+    excerpt: str = ""
+
+    def to_raw_record(self, source: str) -> RawRecord:
+        return RawRecord(source=source, line=self.line, error=f"read error: {self.reason} "
+                         f"(after {self.offset} bytes)", excerpt=self.excerpt)
+
+
+# --- paths -------------------------------------------------------------------------------------
+
+
+def expand_inputs(paths: list[str], suffixes: tuple[str, ...] | None = None) -> list[str]:
+    """Files to read, in a deterministic order: files as given, directories walked recursively
+    (sorted, hidden entries skipped), glob patterns expanded (sorted), '-' for stdin.
+
+    `suffixes` (e.g. ('.bib',)) filters the files found inside directories and globs; a
+    '.gz' on top of an accepted suffix is accepted too. Files named explicitly are always kept.
+    Raises UsageError for a missing, unreadable or unmatched path.
+    """
+    if not paths:
+        raise UsageError("no input paths given")
+    found: list[str] = []
+    for path in paths:
+        if path == STDIN:
+            found.append(STDIN)
+        elif os.path.isdir(path):
+            found.extend(_walk(path, suffixes))
+        elif os.path.exists(path):
+            found.append(_readable(path))
+        elif _GLOB_CHARS.search(path):
+            matches = sorted(glob.glob(path, recursive=True))
+            if not matches:
+                raise UsageError(f"no input matches {path!r}")
+            for match in matches:
+                if os.path.isdir(match):
+                    found.extend(_walk(match, suffixes))
+                elif _accepted(match, suffixes):
+                    found.append(_readable(match))
+        else:
+            raise UsageError(f"input not found: {path}")
+    unique = list(dict.fromkeys(found))
+    if not unique:
+        raise UsageError(f"no input files found in {', '.join(paths)}")
+    return unique
+
+
+def _accepted(path: str, suffixes: tuple[str, ...] | None) -> bool:
+    if not suffixes:
+        return True
+    name = path[:-3] if path.endswith(".gz") else path
+    return name.endswith(tuple(suffixes))
+
+
+def _readable(path: str) -> str:
+    if not os.path.isfile(path) and not _is_stream(path):
+        raise UsageError(f"input is not a regular file: {path}")
+    if not os.access(path, os.R_OK):
+        raise UsageError(f"input not readable: {path}")
+    return path
+
+
+def _is_stream(path: str) -> bool:
+    # Named pipes and process substitutions (<(zcat x.gz)) are readable inputs too.
+    try:
+        import stat
+
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _walk(root: str, suffixes: tuple[str, ...] | None) -> list[str]:
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise UsageError(f"input directory not readable: {root}")
+
+    def fail(err: OSError) -> None:
+        raise UsageError(f"input directory not readable: {err.filename}")
+
+    files: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=fail):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            if not name.startswith(".") and _accepted(name, suffixes):
+                files.append(_readable(full))
+    return files
+
+
+# --- bytes -------------------------------------------------------------------------------------
+
+
+@contextmanager
+def open_binary(path: str) -> Iterator[BinaryIO]:
+    """A binary stream over `path` ('-' = stdin), gunzipped when the data starts like gzip."""
+    if path == STDIN:
+        raw = sys.stdin.buffer
+        if not hasattr(raw, "peek"):
+            raw = io.BufferedReader(raw)
+        owned = False
+    else:
+        raw = open(path, "rb")
+        owned = True
+    try:
+        # Sniff the magic number rather than trusting the name: stdin and misnamed files work too.
+        if raw.peek(2)[:2] == _GZIP_MAGIC:
+            yield gzip.GzipFile(fileobj=raw, mode="rb")
+        else:
+            yield raw
+    finally:
+        if owned:
+            raw.close()
+
+
+def iter_chunks(path: str) -> Iterator[bytes | ReadFailure]:
+    """Raw (decompressed) byte chunks; a ReadFailure, if any, comes last."""
+    offset = 0
+    try:
+        with open_binary(path) as stream:
+            # read1 hands over what a gzip stream could decompress before a truncation or a
+            # corrupt block, where read(n) would drop the partial chunk with the exception.
+            read = stream.read1 if isinstance(stream, gzip.GzipFile) else stream.read
+            while True:
+                chunk = read(CHUNK_SIZE)
+                if not chunk:
+                    return
+                offset += len(chunk)
+                yield chunk
+    except (OSError, EOFError, zlib.error) as exc:
+        yield ReadFailure(line=0, offset=offset, reason=_describe(exc))
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return "truncated compressed data"
+    if isinstance(exc, zlib.error):
+        return f"corrupt compressed data ({exc})"
+    if isinstance(exc, gzip.BadGzipFile):
+        return f"corrupt gzip data ({exc})"
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
+def open_lines(path: str) -> Iterator[tuple[int, bytes] | ReadFailure]:
+    """(1-based line number, raw line bytes without the line ending) for plain and gzipped
+    files. When reading fails part-way, the complete lines come first, then one ReadFailure
+    carrying the line number where reading stopped and the partial line as its excerpt."""
+    lineno = 0
+    rest = b""
+    for chunk in iter_chunks(path):
+        if isinstance(chunk, ReadFailure):
+            excerpt = rest[:EXCERPT_CHARS].decode("utf-8", "replace")
+            yield ReadFailure(lineno + 1, chunk.offset, chunk.reason, excerpt)
+            return
+        lines = (rest + chunk if rest else chunk).split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            lineno += 1
+            yield lineno, line[:-1] if line.endswith(b"\r") else line
+    if rest:
+        yield lineno + 1, rest[:-1] if rest.endswith(b"\r") else rest
+
+
+def iter_text(path: str) -> Iterator[str | ReadFailure]:
+    """Decoded text chunks; invalid UTF-8 bytes become lone surrogates (see INVALID_UTF8) so
+    that a parser can fail just the record holding them. A ReadFailure, if any, comes last."""
+    decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+    first = True
+    for chunk in iter_chunks(path):
+        if isinstance(chunk, ReadFailure):
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                yield tail
+            yield chunk
+            return
+        text = decoder.decode(chunk)
+        if first and text:
+            text = text.removeprefix("\ufeff")
+            first = False
+        if text:
+            yield text
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        yield tail
+
+
+# --- JSON records -----------------------------------------------------------------------------
+
+# Between top-level values: whitespace, and the brackets and commas of a whole-file JSON array.
+_SEPARATORS = re.compile(r"[\s,\[\]]*")
+# Where a new record may start after a malformed one: a line opening an object.
+_RECORD_LINE = re.compile(r"^([ \t]*)[,\[]?[ \t]*\{", re.M)
+_DECODER = json.JSONDecoder()
+
+
+def iter_json_records(path: str) -> Iterator[RawRecord]:
+    """One RawRecord per top-level JSON object of a JSON-lines file, a whole-file JSON array
+    (streamed, bounded memory), or concatenated/pretty-printed objects.
+
+    A malformed object becomes an error record at the line where it starts, and reading
+    resumes at the next line that opens an object at the same or a lesser indentation (for
+    JSON lines: the next line).
+    """
+    chunks = iter_text(path)
+    buf = ""
+    pos = 0
+    line = 1  # line number at buf[pos]
+    eof = False
+    dirty = False  # buf holds invalid UTF-8
+    resync_indent: int | None = None  # set while skipping the rest of a malformed record
+    failure: ReadFailure | None = None
+
+    def fill() -> None:
+        nonlocal buf, pos, eof, dirty, failure
+        item = next(chunks, None)
+        if item is None or isinstance(item, ReadFailure):
+            failure = item
+            eof = True
+            return
+        buf = buf[pos:] + item
+        pos = 0
+        dirty = INVALID_UTF8.search(buf) is not None
+
+    while True:
+        if resync_indent is not None:
+            found = _next_record_line(buf, pos, resync_indent)
+            if found is None:
+                if eof:
+                    line += buf.count("\n", pos)
+                    break
+                # Drop the lines searched so far, keep the last (maybe partial) one.
+                cut = buf.rfind("\n", pos) + 1
+                if cut > pos:
+                    line += buf.count("\n", pos, cut)
+                    pos = cut
+                elif len(buf) - pos > MAX_RECORD_CHARS:
+                    pos = len(buf)
+                fill()
+                continue
+            line += buf.count("\n", pos, found)
+            pos = found
+            resync_indent = None
+        sep_end = _SEPARATORS.match(buf, pos).end()
+        line += buf.count("\n", pos, sep_end)
+        pos = sep_end
+        if pos >= len(buf):
+            if eof:
+                break
+            fill()
+            continue
+        start = pos
+        try:
+            value, end = _DECODER.raw_decode(buf, start)
+        except json.JSONDecodeError as exc:
+            # No newline after the error point: the record is probably just cut by the chunk.
+            if not eof and buf.find("\n", exc.pos) == -1 and len(buf) - start < MAX_RECORD_CHARS:
+                fill()
+                continue
+            where = f" of line {exc.lineno}" if exc.lineno > 1 else ""
+            yield RawRecord(source=path, line=line, error=f"malformed JSON: {exc.msg} at column "
+                            f"{exc.colno}{where}", excerpt=_excerpt(buf, start))
+            line_start = buf.rfind("\n", 0, start) + 1
+            resync_indent = len(buf[line_start:start]) - len(buf[line_start:start].lstrip(" \t"))
+            next_line = buf.find("\n", start)
+            next_line = len(buf) if next_line == -1 else next_line + 1
+            line += buf.count("\n", start, next_line)
+            pos = next_line
+            continue
+        if end == len(buf) and not eof:
+            fill()  # a top-level scalar may continue in the next chunk: decode it again whole
+            continue
+        if dirty and INVALID_UTF8.search(buf, start, end):
+            yield RawRecord(source=path, line=line, error="invalid UTF-8 in record",
+                            excerpt=_excerpt(buf, start))
+        elif not isinstance(value, dict):
+            yield RawRecord(source=path, line=line, error=f"malformed JSON: expected an object, "
+                            f"got {type(value).__name__}", excerpt=_excerpt(buf, start))
+        else:
+            yield RawRecord(source=path, line=line, data=value)
+        line += buf.count("\n", start, end)
+        pos = end
+    if failure is not None:
+        yield ReadFailure(line, failure.offset, failure.reason).to_raw_record(path)
+
+
+def _next_record_line(buf: str, pos: int, indent: int) -> int | None:
+    for m in _RECORD_LINE.finditer(buf, pos):
+        if len(m.group(1)) <= indent:
+            return m.start()
+    return None
+
+
+def _excerpt(buf: str, start: int) -> str:
+    end = buf.find("\n", start, start + EXCERPT_CHARS)
+    text = buf[start:end if end != -1 else start + EXCERPT_CHARS]
+    return text.encode("utf-8", "replace").decode("utf-8")
