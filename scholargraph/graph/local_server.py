@@ -243,6 +243,10 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
         return status(settings)
     runtime = provision(settings, quiet=quiet)
     port = settings.neo4j_port
+    # A server killed a moment ago may still hold its socket while the kernel tears it down.
+    deadline = time.monotonic() + 10
+    while _port_open(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
     if _port_open(port):
         raise ServerError(f"port {port} on 127.0.0.1 is already in use by another program: "
                           "set SCHOLARGRAPH_NEO4J_PORT to a free port")

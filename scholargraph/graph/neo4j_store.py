@@ -63,6 +63,7 @@ class BatchRows:
     authorships: list[dict] = field(default_factory=list)
     published_in: list[dict] = field(default_factory=list)
     citations: list[dict] = field(default_factory=list)
+    cited_ids: list[str] = field(default_factory=list)
 
     @classmethod
     def from_bundles(cls, bundles: Iterable[PaperBundle]) -> "BatchRows":
@@ -70,6 +71,7 @@ class BatchRows:
         papers: dict[str, dict] = {}
         authors: dict[str, dict] = {}
         venues: dict[str, dict] = {}
+        cited: dict[str, None] = {}  # insertion-ordered set
         for b in bundles:
             p = b.paper
             if p is not None:
@@ -90,12 +92,19 @@ class BatchRows:
                     prev_a["orcid"] = prev_a["orcid"] or a.orcid
             if b.venue is not None and b.venue.id not in venues:
                 venues[b.venue.id] = {"id": b.venue.id, "name": b.venue.name}
-            rows.authorships.extend({"authorId": s.author_id, "paperId": s.paper_id, "position": s.position}
-                                    for s in b.authorships)
-            rows.citations.extend({"citing": c.citing_id, "cited": c.cited_id} for c in b.citations)
+            # Grouped by paper: one index lookup per paper instead of one per edge.
+            if b.authorships:
+                rows.authorships.append({"paperId": b.authorships[0].paper_id, "authors": [
+                    {"id": s.author_id, "position": s.position} for s in b.authorships]})
+            if b.citations:
+                rows.citations.append({"citing": b.citations[0].citing_id,
+                                       "cited": [c.cited_id for c in b.citations]})
+                for c in b.citations:
+                    cited.setdefault(c.cited_id, None)
         rows.papers = list(papers.values())
         rows.authors = list(authors.values())
         rows.venues = list(venues.values())
+        rows.cited_ids = list(cited)
         return rows
 
 
@@ -239,11 +248,12 @@ class Neo4jStore:
         rows = BatchRows.from_bundles(bundles)
         q = {name: cypher.load(f"store/{name}") for name in (
             "upsert_papers", "upsert_venues", "upsert_authors", "upsert_authorships",
-            "upsert_published_in", "upsert_citations")}
+            "upsert_published_in", "upsert_cited_stubs", "upsert_citations")}
 
         def work(tx) -> WriteCounts:
             counts = WriteCounts(papers=len(rows.papers), authors=len(rows.authors),
-                                 authorships=len(rows.authorships), citations=len(rows.citations),
+                                 authorships=sum(len(r["authors"]) for r in rows.authorships),
+                                 citations=sum(len(r["cited"]) for r in rows.citations),
                                  venues=len(rows.venues))
             if rows.papers:
                 rec = tx.run(q["upsert_papers"], rows=rows.papers).single()
@@ -258,9 +268,10 @@ class Neo4jStore:
                 tx.run(q["upsert_authorships"], rows=rows.authorships).consume()
             if rows.published_in:
                 tx.run(q["upsert_published_in"], rows=rows.published_in).consume()
-            if rows.citations:
-                rec = tx.run(q["upsert_citations"], rows=rows.citations).single()
+            if rows.cited_ids:
+                rec = tx.run(q["upsert_cited_stubs"], ids=rows.cited_ids).single()
                 counts.stubs_created = (rec["stubsCreated"] if rec else 0) or 0
+                tx.run(q["upsert_citations"], rows=rows.citations).consume()
             return counts
 
         def call():

@@ -1,6 +1,7 @@
-// (:Author)-[:AUTHORED {position}]->(:Paper); both ends were upserted earlier in the same batch.
+// (:Author)-[:AUTHORED {position}]->(:Paper), one row per paper with its ordered author list.
 UNWIND $rows AS row
-MATCH (a:Author {id: row.authorId})
 MATCH (p:Paper {id: row.paperId})
+UNWIND row.authors AS au
+MATCH (a:Author {id: au.id})
 MERGE (a)-[r:AUTHORED]->(p)
-SET r.position = row.position
+SET r.position = au.position

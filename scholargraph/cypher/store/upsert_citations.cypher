@@ -1,12 +1,7 @@
-// (:Paper)-[:CITES]->(:Paper). A cited paper not in the graph becomes a stub until its record arrives.
+// (:Paper)-[:CITES]->(:Paper), one row per citing paper with its list of cited ids.
+// Both ends exist already: the citing paper from upsert_papers, the cited from upsert_cited_stubs.
 UNWIND $rows AS row
-MERGE (a:Paper {id: row.citing})
-ON CREATE SET a.stub = true, a.sgNew = true
-MERGE (b:Paper {id: row.cited})
-ON CREATE SET b.stub = true, b.sgNew = true
+MATCH (a:Paper {id: row.citing})
+UNWIND row.cited AS citedId
+MATCH (b:Paper {id: citedId})
 MERGE (a)-[:CITES]->(b)
-WITH a, b
-WITH collect(DISTINCT CASE WHEN a.sgNew THEN a END) + collect(DISTINCT CASE WHEN b.sgNew THEN b END) AS fresh
-UNWIND fresh AS n
-REMOVE n.sgNew
-RETURN count(DISTINCT n) AS stubsCreated

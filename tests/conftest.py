@@ -1,0 +1,78 @@
+"""Shared test fixtures: the real-data folder and the test Neo4j (started once per session)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+IN_CI = bool(os.environ.get("CI"))
+
+
+def require_shared_data(*parts: str) -> Path:
+    """The path under ../shared/data; skips outside CI when absent, fails in CI."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        message = f"real data not found at {path} (see ../shared/data/README.md)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def _test_settings():
+    from scholargraph.config import Settings
+
+    env = dict(os.environ)
+    env.setdefault("SCHOLARGRAPH_HOME", str(REPO / ".scholargraph-test"))
+    env.setdefault("SCHOLARGRAPH_NEO4J_PORT", "17688")
+    env.setdefault("SCHOLARGRAPH_HEAP", "1g")
+    return Settings.load(env=env)
+
+
+@pytest.fixture(scope="session")
+def neo4j_settings():
+    """Settings of the test server; starts it (or reuses the one `make test` started)."""
+    from scholargraph.graph import local_server
+
+    settings = _test_settings()
+    if settings.managed:
+        if not (shutil.which("java") and (shutil.which("mvn") or local_server.running_pid(settings))):
+            message = "integration tests need Java 17 and Maven (or a running test server)"
+            if IN_CI:
+                pytest.fail(message)
+            pytest.skip(message)
+        local_server.start(settings, quiet=True)
+    return settings
+
+
+@pytest.fixture
+def store(neo4j_settings):
+    """A store on an empty database; emptied again afterwards (Community has one user database)."""
+    from scholargraph.graph.neo4j_store import Neo4jStore
+
+    s = Neo4jStore(neo4j_settings.uri, neo4j_settings.neo4j_user, neo4j_settings.neo4j_password,
+                   neo4j_settings.neo4j_database)
+    s.apply_schema()
+    s.reset()
+    yield s
+    s.reset()
+    s.close()
+
+
+@pytest.fixture
+def spare_settings(tmp_path, neo4j_settings):
+    """Settings for a second, throw-away managed server (lifecycle tests must not stop the shared one)."""
+    return replace(neo4j_settings, home=tmp_path / "home", neo4j_port=neo4j_settings.neo4j_port + 1,
+                   neo4j_uri=None, neo4j_password=None, heap="512m", pagecache="64m")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "/integration/" in str(item.fspath):
+            item.add_marker(pytest.mark.integration)

@@ -1,0 +1,72 @@
+"""The CLI against real servers: unreachable server, db commands, no tracebacks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args, env_extra=None):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "scholargraph.cli", *args], capture_output=True, text=True,
+                          env=env, cwd=REPO, timeout=300)
+
+
+def test_unreachable_server_is_one_line_and_exit_1():
+    proc = run_cli("db", "stats", env_extra={"SCHOLARGRAPH_NEO4J_URI": "bolt://127.0.0.1:1"})
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("scholargraph: cannot reach Neo4j at bolt://127.0.0.1:1:")
+    assert "Traceback" not in proc.stderr
+
+
+def test_wrong_password_is_one_line(neo4j_settings, spare_settings):
+    from dataclasses import replace
+
+    from scholargraph.graph import local_server
+
+    settings = replace(spare_settings, neo4j_password="right-one-42")
+    local_server.start(settings, quiet=True)
+    try:
+        proc = run_cli("db", "stats", env_extra={"SCHOLARGRAPH_NEO4J_URI": settings.uri,
+                                                 "SCHOLARGRAPH_NEO4J_PASSWORD": "wrong"})
+        assert proc.returncode == 1
+        assert "authentication failed" in proc.stderr and "Traceback" not in proc.stderr
+        assert "wrong" not in proc.stderr.replace("authentication failed", "")
+    finally:
+        local_server.stop(settings)
+
+
+def test_db_commands(store, neo4j_settings):
+    env = {"SCHOLARGRAPH_NEO4J_URI": neo4j_settings.uri}
+    assert run_cli("db", "init", env_extra=env).returncode == 0
+    stats = run_cli("db", "stats", env_extra=env)
+    assert stats.returncode == 0 and "Paper" in stats.stdout and "CITES" in stats.stdout
+    refused = run_cli("db", "reset", env_extra=env)
+    assert refused.returncode == 2 and "--yes" in refused.stderr
+    assert run_cli("db", "reset", "--yes", env_extra=env).returncode == 0
+
+
+def test_managed_server_commands(spare_settings):
+    env = {"SCHOLARGRAPH_HOME": str(spare_settings.home), "SCHOLARGRAPH_NEO4J_PORT": str(spare_settings.neo4j_port),
+           "SCHOLARGRAPH_HEAP": "512m", "SCHOLARGRAPH_PAGECACHE": "64m"}
+    env_clean = {k: v for k, v in env.items()}
+    os.environ.pop("SCHOLARGRAPH_NEO4J_URI", None)
+    try:
+        started = run_cli("neo4j", "start", env_extra=env_clean)
+        assert started.returncode == 0, started.stderr
+        assert "started at" in started.stdout
+        # A command needing the graph reuses the managed server by itself.
+        assert run_cli("db", "init", env_extra=env_clean).returncode == 0
+        status = run_cli("neo4j", "status", env_extra=env_clean)
+        assert "running" in status.stdout and "5.26" in status.stdout and "store:" in status.stdout
+        assert "already running" in run_cli("neo4j", "start", env_extra=env_clean).stdout
+        assert run_cli("neo4j", "logs", "-n", "5", env_extra=env_clean).returncode == 0
+    finally:
+        stopped = run_cli("neo4j", "stop", env_extra=env_clean)
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
