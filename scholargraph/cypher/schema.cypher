@@ -8,3 +8,5 @@ CREATE CONSTRAINT scoring_run_id IF NOT EXISTS FOR (r:ScoringRun) REQUIRE r.id I
 CREATE INDEX paper_year IF NOT EXISTS FOR (p:Paper) ON (p.year);
 CREATE INDEX paper_doi IF NOT EXISTS FOR (p:Paper) ON (p.doi);
 CREATE INDEX author_name IF NOT EXISTS FOR (a:Author) ON (a.name);
+// Internal: a paper's source ids when its graph id is a DOI, so references by source id resolve.
+CREATE CONSTRAINT paper_alias_id IF NOT EXISTS FOR (a:PaperAlias) REQUIRE a.id IS UNIQUE;

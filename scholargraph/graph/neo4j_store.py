@@ -64,6 +64,7 @@ class BatchRows:
     published_in: list[dict] = field(default_factory=list)
     citations: list[dict] = field(default_factory=list)
     cited_ids: list[str] = field(default_factory=list)
+    aliases: list[dict] = field(default_factory=list)
 
     @classmethod
     def from_bundles(cls, bundles: Iterable[PaperBundle]) -> "BatchRows":
@@ -102,6 +103,8 @@ class BatchRows:
                 for c in b.citations:
                     cited.setdefault(c.cited_id, None)
         rows.papers = list(papers.values())
+        rows.aliases = [{"alias": s, "id": row["id"]} for row in rows.papers for s in row["sources"]
+                        if s != row["id"]]
         rows.authors = list(authors.values())
         rows.venues = list(venues.values())
         rows.cited_ids = list(cited)
@@ -247,7 +250,7 @@ class Neo4jStore:
         """Upsert a batch of paper bundles in one transaction; idempotent; returns what changed."""
         rows = BatchRows.from_bundles(bundles)
         q = {name: cypher.load(f"store/{name}") for name in (
-            "upsert_papers", "upsert_venues", "upsert_authors", "upsert_authorships",
+            "upsert_papers", "upsert_aliases", "upsert_venues", "upsert_authors", "upsert_authorships",
             "upsert_published_in", "upsert_cited_stubs", "upsert_citations")}
 
         def work(tx) -> WriteCounts:
@@ -260,6 +263,8 @@ class Neo4jStore:
                 counts.papers_created = rec["created"] or 0
                 counts.stubs_filled = rec["stubsFilled"] or 0
                 counts.merged = rec["merged"] or 0
+            if rows.aliases:
+                tx.run(q["upsert_aliases"], rows=rows.aliases).consume()
             if rows.venues:
                 tx.run(q["upsert_venues"], rows=rows.venues).consume()
             if rows.authors:

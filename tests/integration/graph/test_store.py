@@ -69,3 +69,18 @@ def test_reads_and_write_back_round_trip(store):
     assert np.allclose(values["pagerank"], np.linspace(0.1, 0.3, len(ids)))
     assert np.allclose(np.array(values["semantic_vector"]), vec)
     assert store.write_node_properties("Paper", ["missing"], {"pagerank": [1.0]}) == 1  # ignored, no error
+
+
+def test_reference_by_source_id_finds_the_doi_node_in_either_order(store):
+    # The cited paper arrives after the citation: its stub (under the source id) folds into the DOI node.
+    store.write_bundles([bundle("aminer:1", "aminer:1", refs=("aminer:2",))])
+    assert store.stats()["stubs"]["Paper"] == 1
+    store.write_bundles([bundle("10.1234/b", "aminer:2", doi="10.1234/b")])
+    src, dst, _ = store.read_edges("CITES")
+    assert list(zip(src, dst)) == [("aminer:1", "10.1234/b")]
+    assert store.stats()["nodes"]["Paper"] == 2 and store.stats()["stubs"]["Paper"] == 0
+    # The cited paper is already there: a new reference by source id resolves through the alias.
+    store.write_bundles([bundle("aminer:3", "aminer:3", refs=("aminer:2", "aminer:3"))])
+    src, dst, _ = store.read_edges("CITES")
+    assert sorted(zip(src, dst)) == [("aminer:1", "10.1234/b"), ("aminer:3", "10.1234/b")]
+    assert store.stats()["nodes"]["Paper"] == 3
