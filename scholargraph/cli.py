@@ -52,19 +52,11 @@ def main(ctx: click.Context, config: str | None, quiet: bool) -> None:
 
 def _register() -> None:
     from scholargraph.graph.cli import db_group, neo4j_group
+    from scholargraph.ingest.cli import ingest_command
+    from scholargraph.ingest.synth_cli import synth_command
 
-    main.add_command(neo4j_group)
-    main.add_command(db_group)
-    try:
-        from scholargraph.ingest.cli import ingest_command
-        main.add_command(ingest_command)
-    except ImportError:
-        pass
-    try:
-        from scholargraph.ingest.synth_cli import synth_command
-        main.add_command(synth_command)
-    except ImportError:
-        pass
+    for command in (neo4j_group, db_group, ingest_command, synth_command):
+        main.add_command(command)
 
 
 _register()

@@ -56,7 +56,7 @@ class Settings:
 
     @classmethod
     def load(cls, env: dict[str, str] | None = None, config_file: str | Path | None = None,
-             **overrides) -> "Settings":
+             **overrides) -> Settings:
         """Defaults < TOML file (`SCHOLARGRAPH_CONFIG` or `config_file`) < environment < overrides."""
         env = dict(os.environ if env is None else env)
         values: dict[str, object] = {}

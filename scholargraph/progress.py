@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Iterable, TypeVar
+from collections.abc import Iterable
+from typing import TypeVar
 
 from tqdm import tqdm
 

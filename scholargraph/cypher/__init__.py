@@ -1,10 +1,10 @@
 """Cypher lives in .cypher files, one query per file, loaded by name."""
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> str:
     """The text of `<name>.cypher` (e.g. 'schema' or 'store/upsert_papers'), header comments included."""
     return resources.files(__package__).joinpath(f"{name}.cypher").read_text(encoding="utf-8")

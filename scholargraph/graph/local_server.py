@@ -6,10 +6,10 @@ import hashlib
 import os
 import re
 import shutil
-import sys
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from importlib import resources

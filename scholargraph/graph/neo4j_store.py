@@ -48,7 +48,7 @@ class WriteCounts:
     citations: int = 0
     venues: int = 0
 
-    def add(self, other: "WriteCounts") -> None:
+    def add(self, other: WriteCounts) -> None:
         for name in self.__dataclass_fields__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
@@ -67,7 +67,7 @@ class BatchRows:
     aliases: list[dict] = field(default_factory=list)
 
     @classmethod
-    def from_bundles(cls, bundles: Iterable[PaperBundle]) -> "BatchRows":
+    def from_bundles(cls, bundles: Iterable[PaperBundle]) -> BatchRows:
         rows = cls()
         papers: dict[str, dict] = {}
         authors: dict[str, dict] = {}
@@ -148,7 +148,7 @@ class Neo4jStore:
     def close(self) -> None:
         self._driver.close()
 
-    def __enter__(self) -> "Neo4jStore":
+    def __enter__(self) -> Neo4jStore:
         return self
 
     def __exit__(self, *exc) -> None:

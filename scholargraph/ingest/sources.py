@@ -6,14 +6,17 @@ import codecs
 import glob
 import gzip
 import io
+import itertools
 import json
 import os
 import re
+import stat
 import sys
 import zlib
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 from scholargraph.errors import UsageError
 from scholargraph.graph.records import RawRecord
@@ -38,7 +41,7 @@ class ReadFailure:
     RawRecord so that the loader quarantines it and moves on to the next file.
     """
 
-    line: int  # the line where reading stopped (1-based; 0 when the file could not be opened)
+    line: int  # 1-based line where reading stopped (0 from iter_chunks, which counts no lines)
     offset: int  # bytes of (decompressed) data read before the failure
     reason: str
     excerpt: str = ""
@@ -104,8 +107,6 @@ def _readable(path: str) -> str:
 def _is_stream(path: str) -> bool:
     # Named pipes and process substitutions (<(zcat x.gz)) are readable inputs too.
     try:
-        import stat
-
         return stat.S_ISFIFO(os.stat(path).st_mode)
     except OSError:
         return False
@@ -201,27 +202,35 @@ def open_lines(path: str) -> Iterator[tuple[int, bytes] | ReadFailure]:
         yield lineno + 1, rest[:-1] if rest.endswith(b"\r") else rest
 
 
-def iter_text(path: str) -> Iterator[str | ReadFailure]:
-    """Decoded text chunks; invalid UTF-8 bytes become lone surrogates (see INVALID_UTF8) so
-    that a parser can fail just the record holding them. A ReadFailure, if any, comes last."""
-    decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+def iter_text(path: str) -> Iterator[tuple[str, bool] | ReadFailure]:
+    """(decoded text chunk, whether it holds invalid UTF-8). Invalid bytes become lone
+    surrogates (see INVALID_UTF8) so that a parser can fail just the record holding them.
+    A ReadFailure, if any, comes last."""
+    undecoded = b""  # a multi-byte character cut by the chunk boundary
     first = True
+    failure = None
     for chunk in iter_chunks(path):
         if isinstance(chunk, ReadFailure):
-            tail = decoder.decode(b"", final=True)
-            if tail:
-                yield tail
-            yield chunk
-            return
-        text = decoder.decode(chunk)
+            failure = chunk
+            break
+        data = undecoded + chunk if undecoded else chunk
+        # Strict first: telling clean chunks apart this way is free, unlike scanning the text.
+        try:
+            text, used = codecs.utf_8_decode(data, "strict", False)
+            dirty = False
+        except UnicodeDecodeError:
+            text, used = codecs.utf_8_decode(data, "surrogateescape", False)
+            dirty = True
+        undecoded = data[used:]
         if first and text:
             text = text.removeprefix("\ufeff")
             first = False
         if text:
-            yield text
-    tail = decoder.decode(b"", final=True)
-    if tail:
-        yield tail
+            yield text, dirty
+    if undecoded:
+        yield undecoded.decode("utf-8", "surrogateescape"), True
+    if failure is not None:
+        yield failure
 
 
 # --- JSON records -----------------------------------------------------------------------------
@@ -231,17 +240,104 @@ _SEPARATORS = re.compile(r"[\s,\[\]]*")
 # Where a new record may start after a malformed one: a line opening an object.
 _RECORD_LINE = re.compile(r"^([ \t]*)[,\[]?[ \t]*\{", re.M)
 _DECODER = json.JSONDecoder()
+_TOO_DEEP = "malformed JSON: nested too deeply"
+# How much of a file's start may be read to tell JSON lines from other layouts.
+_SNIFF_CHARS = 1 << 20
 
 
 def iter_json_records(path: str) -> Iterator[RawRecord]:
-    """One RawRecord per top-level JSON object of a JSON-lines file, a whole-file JSON array
-    (streamed, bounded memory), or concatenated/pretty-printed objects.
+    """One RawRecord per top-level JSON object, for JSON lines, a whole-file JSON array
+    (streamed, bounded memory) and pretty-printed or concatenated objects alike.
 
-    A malformed object becomes an error record at the line where it starts, and reading
-    resumes at the next line that opens an object at the same or a lesser indentation (for
-    JSON lines: the next line).
+    The layout is sniffed from the first line. JSON lines are read line by line, so that a
+    malformed line fails alone. Anything else is decoded as a stream of values: a malformed
+    object becomes an error record at the line where it starts, and decoding resumes at the next
+    line opening an object at the same or a lesser indentation.
     """
     chunks = iter_text(path)
+    head: list[tuple[str, bool] | ReadFailure] = []
+    seen = ""
+    for item in chunks:
+        head.append(item)
+        if isinstance(item, ReadFailure):
+            break
+        seen += item[0]
+        text = seen.lstrip()
+        if text.startswith("[") or "\n" in text or len(seen) > _SNIFF_CHARS:
+            break
+    replay = itertools.chain(head, chunks)
+    if _is_json_lines(seen):
+        return _iter_json_lines(path, replay)
+    return _iter_json_stream(path, replay)
+
+
+def _is_json_lines(head: str) -> bool:
+    text = head.lstrip()
+    if not text or text.startswith("["):
+        return not text
+    first_line = text.split("\n", 1)[0].rstrip().rstrip(",")
+    try:
+        _DECODER.raw_decode(first_line)
+    except json.JSONDecodeError as exc:
+        # A first line that is cut short (a lone '{', or a '"key": value,' line) is the start of
+        # a pretty-printed object; any other error is one bad line in a JSON-lines file.
+        return exc.pos < len(first_line)
+    except RecursionError:
+        return True
+    return True
+
+
+def _iter_json_lines(path: str, chunks: Iterator[tuple[str, bool] | ReadFailure]) -> Iterator[RawRecord]:
+    rest = ""
+    rest_dirty = False
+    line = 0
+    for item in chunks:
+        if isinstance(item, ReadFailure):
+            if rest.strip():
+                record = _json_line_record(path, line + 1, rest, rest_dirty)
+                if record is not None:
+                    yield record
+            yield ReadFailure(line + 1, item.offset, item.reason).to_raw_record(path)
+            return
+        text, dirty = item
+        lines = (rest + text).split("\n")
+        rest = lines.pop()
+        check = dirty or rest_dirty
+        for text_line in lines:
+            line += 1
+            record = _json_line_record(path, line, text_line, check)
+            if record is not None:
+                yield record
+        rest_dirty = dirty
+    if rest.strip():
+        record = _json_line_record(path, line + 1, rest, rest_dirty)
+        if record is not None:
+            yield record
+
+
+def _json_line_record(path: str, line: int, text: str, check_utf8: bool) -> RawRecord | None:
+    text = text.strip()
+    # Tolerated around records: blank lines, and the commas of lines cut from a JSON array.
+    text = text.strip(",").strip()
+    if not text:
+        return None
+    if check_utf8 and INVALID_UTF8.search(text):
+        return RawRecord(source=path, line=line, error="invalid UTF-8: undecodable bytes in record",
+                         excerpt=_excerpt(text, 0))
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return RawRecord(source=path, line=line, error=f"malformed JSON: {exc.msg} (line {line}, "
+                         f"column {exc.colno})", excerpt=_excerpt(text, 0))
+    except RecursionError:
+        return RawRecord(source=path, line=line, error=_TOO_DEEP, excerpt=_excerpt(text, 0))
+    if not isinstance(value, dict):
+        return RawRecord(source=path, line=line, error=f"malformed JSON: expected an object, got "
+                         f"{type(value).__name__}", excerpt=_excerpt(text, 0))
+    return RawRecord(source=path, line=line, data=value)
+
+
+def _iter_json_stream(path: str, chunks: Iterator[tuple[str, bool] | ReadFailure]) -> Iterator[RawRecord]:
     buf = ""
     pos = 0
     line = 1  # line number at buf[pos]
@@ -257,9 +353,10 @@ def iter_json_records(path: str) -> Iterator[RawRecord]:
             failure = item
             eof = True
             return
-        buf = buf[pos:] + item
+        text, text_dirty = item
+        buf = buf[pos:] + text
         pos = 0
-        dirty = INVALID_UTF8.search(buf) is not None
+        dirty = text_dirty or (dirty and INVALID_UTF8.search(buf) is not None)
 
     while True:
         if resync_indent is not None:
@@ -291,14 +388,18 @@ def iter_json_records(path: str) -> Iterator[RawRecord]:
         start = pos
         try:
             value, end = _DECODER.raw_decode(buf, start)
-        except json.JSONDecodeError as exc:
-            # No newline after the error point: the record is probably just cut by the chunk.
-            if not eof and buf.find("\n", exc.pos) == -1 and len(buf) - start < MAX_RECORD_CHARS:
+        except (json.JSONDecodeError, RecursionError) as exc:
+            if isinstance(exc, RecursionError):
+                error = _TOO_DEEP
+            elif not eof and buf.find("\n", exc.pos) == -1 and len(buf) - start < MAX_RECORD_CHARS:
+                # No newline after the error point: the record is probably just cut by the chunk.
                 fill()
                 continue
-            where = f" of line {exc.lineno}" if exc.lineno > 1 else ""
-            yield RawRecord(source=path, line=line, error=f"malformed JSON: {exc.msg} at column "
-                            f"{exc.colno}{where}", excerpt=_excerpt(buf, start))
+            else:
+                error_line = line + buf.count("\n", start, exc.pos)
+                error_column = exc.pos - buf.rfind("\n", 0, exc.pos)
+                error = f"malformed JSON: {exc.msg} (line {error_line}, column {error_column})"
+            yield RawRecord(source=path, line=line, error=error, excerpt=_excerpt(buf, start))
             line_start = buf.rfind("\n", 0, start) + 1
             resync_indent = len(buf[line_start:start]) - len(buf[line_start:start].lstrip(" \t"))
             next_line = buf.find("\n", start)
@@ -310,7 +411,7 @@ def iter_json_records(path: str) -> Iterator[RawRecord]:
             fill()  # a top-level scalar may continue in the next chunk: decode it again whole
             continue
         if dirty and INVALID_UTF8.search(buf, start, end):
-            yield RawRecord(source=path, line=line, error="invalid UTF-8 in record",
+            yield RawRecord(source=path, line=line, error="invalid UTF-8: undecodable bytes in record",
                             excerpt=_excerpt(buf, start))
         elif not isinstance(value, dict):
             yield RawRecord(source=path, line=line, error=f"malformed JSON: expected an object, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from typing import Iterator
+from collections.abc import Iterator
 
 from scholargraph.graph.records import RawRecord
 from scholargraph.ingest.sources import EXCERPT_CHARS, INVALID_UTF8, ReadFailure, iter_text
@@ -19,30 +19,33 @@ NAME_LIST_FIELDS = frozenset({"author", "editor"})
 # Identifiers keep their characters: no dash ligatures, no accent commands.
 VERBATIM_FIELDS = frozenset({"doi", "url", "eprint", "file", "isbn", "issn", "archiveprefix"})
 SKIPPED_TYPES = frozenset({"comment", "preamble"})
+# An entry still open after this much text is given up on (it is one missing brace, not a paper).
+MAX_ENTRY_CHARS = 16 << 20
 
 MONTHS = {name: full for name, full in zip(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
     ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-     "October", "November", "December"))}
+     "October", "November", "December"), strict=True)}
 
 # A new entry starts on a line whose first non-blank character is '@' followed by a type and an
-# opening delimiter; this is also where parsing resumes after a malformed entry.
-_ENTRY_START = re.compile(r"^[ \t]*@[ \t]*[A-Za-z][\w-]*[ \t]*[{(]", re.M)
+# opening delimiter (_ENTRY_AT at a line start); this is also where parsing resumes after a
+# malformed entry.
+_ENTRY_AT = re.compile(r"@[ \t]*[A-Za-z][\w-]*[ \t]*[{(]")
 _HEADER = re.compile(r"[ \t]*@[ \t]*([A-Za-z][\w-]*)[ \t]*([{(])")
 # DOIs as keys hold parentheses ("10.1016/S1071-5819(20)30022-7"): fine inside an '@type{' entry.
 _KEY = {"}": re.compile(r"\s*([^,\s{}\"#%'=]*)\s*"), ")": re.compile(r"\s*([^,\s{}()\"#%'=]*)\s*")}
 _FIELD_NAME = re.compile(r"\s*([A-Za-z_][^\s=,{}()\"#%']*)\s*=\s*")
 _WORD = re.compile(r"[A-Za-z_][^\s=,{}()\"#%']*")
-_NUMBER = re.compile(r"\d+")
+_NUMBER = re.compile(r"[0-9]+")
 # The common case in one match: a braced value without inner braces (or a number or a macro),
 # then ',' or the entry's end. Anything else ('#' concatenation, nested braces, quotes) takes the
 # general path in _parse_fields.
 _SIMPLE_FIELD = re.compile(
-    r"""\s*([A-Za-z_][^\s=,{}()"#%']*)\s*=\s*(?:\{([^{}]*)\}|(\d+)|([A-Za-z_][^\s=,{}()"#%']*))\s*([,})#]?)""")
+    r"""\s*([A-Za-z_][^\s=,{}()"#%']*)\s*=\s*(?:\{([^{}]*)\}|([0-9]+)|([A-Za-z_][^\s=,{}()"#%']*))\s*([,})#]?)""")
 _SPACE = re.compile(r"\s*")
 _BRACES = re.compile(r"[{}]")
 _BRACES_OR_QUOTE = re.compile(r'[{}"]')
-_LOOKS_LIKE_FIELD = re.compile(r"^\s*[A-Za-z_][\w-]*\s*=", re.M)
+_LOOKS_LIKE_FIELD = re.compile(r"^[ \t]*[A-Za-z_][\w-]*[ \t]*=", re.M)
 
 
 class _Malformed(Exception):
@@ -64,8 +67,12 @@ def iter_raw(path: str) -> Iterator[RawRecord]:
         """Cut `pending` at the entry starts found before `limit` and parse all but the last."""
         nonlocal pending, pending_line, in_prolog, scan_from
         cut = 0
-        for m in _ENTRY_START.finditer(pending, scan_from, limit):
-            start = m.start()
+        for m in _ENTRY_AT.finditer(pending, scan_from, limit):
+            # Searching for the rare '@' and then checking for a line start is much faster than
+            # a multi-line '^' pattern over every position.
+            start = pending.rfind("\n", 0, m.start()) + 1
+            if start < m.start() and pending[start:m.start()].strip(" \t"):
+                continue
             if start > 0:
                 if not in_prolog:
                     record = _entry_record(path, pending[cut:start], pending_line, macros, dirty)
@@ -83,12 +90,23 @@ def iter_raw(path: str) -> Iterator[RawRecord]:
         if isinstance(chunk, ReadFailure):
             failure = chunk
             break
-        pending += chunk
-        dirty = dirty or INVALID_UTF8.search(chunk) is not None
+        text, text_dirty = chunk
+        pending += text
+        dirty = dirty or text_dirty
         # Only complete lines are searched, so that a header split by the chunk is not missed.
         limit = pending.rfind("\n") + 1
         if limit:
             yield from complete_entries(limit)
+        if not in_prolog and len(pending) > MAX_ENTRY_CHARS:
+            yield RawRecord(source=path, line=pending_line, excerpt=_excerpt(pending),
+                            error=f"unbalanced braces: entry not closed within {MAX_ENTRY_CHARS} characters")
+            in_prolog = True  # skip the rest of it, up to the next entry
+        if in_prolog:
+            # Text outside entries is a comment: keep only the line that may start the next one.
+            skipped = pending.rfind("\n") + 1
+            pending_line += pending.count("\n", 0, skipped)
+            pending = pending[skipped:]
+            scan_from = 0
     yield from complete_entries(len(pending))
     if not in_prolog and pending.strip():
         record = _entry_record(path, pending, pending_line, macros, dirty)
@@ -102,7 +120,7 @@ def iter_raw(path: str) -> Iterator[RawRecord]:
 def _entry_record(path: str, text: str, line: int, macros: dict[str, str],
                   check_utf8: bool) -> RawRecord | None:
     if check_utf8 and INVALID_UTF8.search(text):
-        return RawRecord(source=path, line=line, error="invalid UTF-8 in entry",
+        return RawRecord(source=path, line=line, error="invalid UTF-8: undecodable bytes in entry",
                          excerpt=_excerpt(text))
     try:
         data = parse_entry(text, macros)
@@ -145,14 +163,8 @@ def parse_entry(text: str, macros: dict[str, str]) -> dict | None:
     _check_trailing(text, pos)
     data: dict = {ENTRY_TYPE: entry_type, CITE_KEY: key}
     for name, raw in fields:
-        if name in data:
-            continue  # BibTeX keeps the first of repeated fields
-        if name in NAME_LIST_FIELDS:
-            data[name] = split_names(raw)
-        elif name in VERBATIM_FIELDS:
-            data[name] = _verbatim(raw)
-        else:
-            data[name] = latex_to_unicode(raw)
+        if name not in data:  # BibTeX keeps the first of repeated fields
+            data[name] = _CLEANERS.get(name, latex_to_unicode)(raw)
     return data
 
 
@@ -171,12 +183,11 @@ def _parse_fields(text: str, pos: int, close: str, macros: dict[str, str]) -> tu
     while True:
         simple = _SIMPLE_FIELD.match(text, pos)
         if simple is not None:
-            terminator = simple.group(5)
+            name, braced, number, word, terminator = simple.groups()
             if terminator == "," or terminator == close:
-                braced, number, word = simple.group(2, 3, 4)
                 value = braced if braced is not None else number if number is not None \
                     else macros.get(word.lower(), "")
-                fields.append((simple.group(1).lower(), value))
+                fields.append((name.lower(), value))
                 pos = simple.end()
                 if terminator == close:
                     return fields, pos
@@ -199,16 +210,16 @@ def _parse_fields(text: str, pos: int, close: str, macros: dict[str, str]) -> tu
             if char == "{":
                 stop = _closing_brace(text, pos)
                 if stop < 0:
-                    raise _Malformed(f"unbalanced braces in field {name!r}")
+                    raise _Malformed(f"unbalanced braces: value of {name!r} not closed")
                 parts.append(text[pos + 1:stop])
                 pos = stop + 1
             elif char == '"':
                 stop = _closing_quote(text, pos)
                 if stop < 0:
-                    raise _Malformed(f"unbalanced braces or quotes in field {name!r}")
+                    raise _Malformed(f"unbalanced braces: quoted value of {name!r} not closed")
                 parts.append(text[pos + 1:stop])
                 pos = stop + 1
-            elif char.isdigit():
+            elif "0" <= char <= "9":
                 number = _NUMBER.match(text, pos)
                 parts.append(number.group())
                 pos = number.end()
@@ -359,11 +370,12 @@ _PLACEHOLDERS = str.maketrans({"\ue000": "$", "\ue001": "{", "\ue002": "}"})
 
 _LATEX = re.compile(
     r"""\\(?:(?P<sym>['"`^~=.])|(?P<let>[uvHckrbd])(?![A-Za-z]))[ \t]*"""
-    r"""(?:\{[ \t]*(?P<base1>\\[ijlo](?![A-Za-z])|[A-Za-z])?[ \t]*\}|(?P<base2>\\[ij](?![A-Za-z])|[A-Za-z]))"""
+    r"""(?:\{[ \t]*(?P<base1>\\[ijlo](?![A-Za-z])|[A-Za-z])?[ \t]*\}"""
+    r"""|(?P<base2>\\[ij](?![A-Za-z])|[A-Za-z]))"""
     r"""|\\(?P<word>[A-Za-z]+)(?P<trail>\{\}|[ \t\n]*)"""
     r"""|\\(?P<esc>[^A-Za-z]|$)""")
 # Anything the slow path handles: commands, groups, math, ties, ligatures, entities.
-_NEEDS_WORK = re.compile(r"[\\{}$~&]")
+_NEEDS_WORK = re.compile(r"[\\{}$~&`'\n\t\r-]")
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
@@ -391,8 +403,8 @@ def latex_to_unicode(raw: str) -> str:
     """BibTeX/LaTeX field text -> plain Unicode: accents composed, escapes and known commands
     replaced, grouping braces and math dollars removed, dashes and quotes typographic, HTML
     entities decoded, whitespace collapsed."""
-    if _NEEDS_WORK.search(raw) is None and "--" not in raw and "``" not in raw and "''" not in raw:
-        return collapse_spaces(raw)
+    if _NEEDS_WORK.search(raw) is None:
+        return raw.strip() if "  " not in raw else " ".join(raw.split())
     text = _LATEX.sub(_latex_command, raw) if "\\" in raw else raw
     text = text.replace("{", "").replace("}", "").replace("$", "").replace("~", " ")
     if "-" in text:
@@ -401,17 +413,12 @@ def latex_to_unicode(raw: str) -> str:
         text = text.replace("``", "“").replace("''", "”")
     if "&" in text:
         text = html.unescape(text)
-    text = " ".join(text.translate(_PLACEHOLDERS).split())
+    if "\\" in raw:
+        text = text.translate(_PLACEHOLDERS)
+    text = " ".join(text.split())
     if not text.isascii():
         text = unicodedata.normalize("NFC", text)
     return text
-
-
-def collapse_spaces(text: str) -> str:
-    """Runs of whitespace -> one space, ends stripped (cheap when there is nothing to do)."""
-    if "  " in text or "\n" in text or "\t" in text or "\r" in text:
-        return " ".join(text.split())
-    return text.strip()
 
 
 def _verbatim(raw: str) -> str:
@@ -419,3 +426,7 @@ def _verbatim(raw: str) -> str:
         return "".join(raw.split())
     text = raw.replace("\\_", "_").replace("\\%", "%").replace("\\&", "&").replace("\\#", "#")
     return "".join(text.translate({ord("{"): None, ord("}"): None}).split())
+
+
+_CLEANERS = {**{name: split_names for name in NAME_LIST_FIELDS},
+             **{name: _verbatim for name in VERBATIM_FIELDS}}
