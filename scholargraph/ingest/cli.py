@@ -23,9 +23,11 @@ from scholargraph.ingest.normalize import FORMATS
 @click.option("--restart", is_flag=True, help="Ignore checkpoints and read every input from the start.")
 @click.option("--batch-size", default=2000, show_default=True, type=click.IntRange(1, 100_000),
               help="Records per write transaction.")
+@click.option("--writers", default=2, show_default=True, type=click.IntRange(1, 16),
+              help="Concurrent write transactions (about one per server core).")
 @click.pass_obj
 def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str | None, max_bad_ratio: float,
-                   restart: bool, batch_size: int) -> None:
+                   restart: bool, batch_size: int, writers: int) -> None:
     """Load bibliographic dumps into the graph: files, directories, globs, .gz, or - for stdin.
 
     FORMAT is aminer (DBLP-citation v10/v11+), openalex (works snapshot), s2 (Graph API,
@@ -39,7 +41,7 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
         store.apply_schema()
         summary = ingest(store, fmt, list(paths), quarantine_path=quarantine,
                          checkpoint_dir=settings.checkpoints_dir, batch_size=batch_size, restart=restart,
-                         quiet=obj.quiet)
+                         quiet=obj.quiet, writers=writers)
     click.echo(f"ingest {fmt}: done in {time.perf_counter() - t0:.1f}s")
     for line in summary.lines():
         click.echo("  " + line)

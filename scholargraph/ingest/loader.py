@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import queue
@@ -182,6 +183,7 @@ class Quarantine:
 
 @dataclass
 class _Batch:
+    seq: int
     path: str
     bundles: list[PaperBundle]
     rejected: list[dict]
@@ -208,11 +210,13 @@ def count_records(fmt: str, path: str) -> int | None:
 
 def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_path: Path,
            checkpoint_dir: Path, batch_size: int = 5000, restart: bool = False, quiet: bool = False,
-           on_batch: Callable[[IngestSummary], None] | None = None) -> IngestSummary:
+           writers: int = 2, on_batch: Callable[[IngestSummary], None] | None = None) -> IngestSummary:
     """Stream `paths` in format `fmt` into `writer`, resumably. Bad records go to quarantine.
 
-    Parsing and normalising run on this thread while a second thread writes the previous batch,
-    so the parser and Neo4j work at the same time; at most two batches are in memory.
+    Parsing and normalising run on this thread while `writers` threads write earlier batches in
+    concurrent transactions, so the parser and Neo4j's cores work at the same time; at most
+    2 * writers + 1 batches are in memory. Idempotent MERGEs make concurrent batches safe (a lock
+    conflict between them is retried by the driver's managed transactions).
     """
     inputs = sources.expand_inputs(list(paths))
     summary = IngestSummary(quarantine_file=str(quarantine_path))
@@ -225,8 +229,32 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
         # Lines written after the last checkpoint belong to records this run reads again.
         quarantine.truncate(int(checkpoint.state["quarantine_offset"]))
     t0 = time.perf_counter()
-    pending: queue.Queue[_Batch | None] = queue.Queue(maxsize=1)
+    pending: queue.Queue[_Batch | None] = queue.Queue(maxsize=writers)
     failure: list[BaseException] = []
+    lock = threading.Lock()
+    finished: dict[int, _Batch] = {}
+    next_to_commit = [0]
+
+    def commit_in_order(batch: _Batch, counts) -> None:
+        """Checkpoints advance only over a contiguous run of written batches, so a resume after a
+        crash never skips a batch that another writer had not finished."""
+        with lock:
+            if counts is not None:
+                summary.written += counts.papers
+                summary.created += counts.papers_created
+                summary.merged += counts.merged
+                summary.stubs_created += counts.stubs_created
+                summary.stubs_filled += counts.stubs_filled
+                summary.authorships += counts.authorships
+                summary.citations += counts.citations
+            finished[batch.seq] = batch
+            while next_to_commit[0] in finished:
+                ready = finished.pop(next_to_commit[0])
+                offset = quarantine.write(ready.rejected)
+                checkpoint.commit(ready.path, ready.done, ready.finished, offset)
+                next_to_commit[0] += 1
+            if on_batch is not None:
+                on_batch(summary)
 
     def write_loop() -> None:
         while True:
@@ -236,25 +264,16 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
             if failure:
                 continue  # drain after an error; nothing more is committed
             try:
-                if batch.bundles:
-                    counts = writer.write_bundles(batch.bundles)
-                    summary.written += counts.papers
-                    summary.created += counts.papers_created
-                    summary.merged += counts.merged
-                    summary.stubs_created += counts.stubs_created
-                    summary.stubs_filled += counts.stubs_filled
-                    summary.authorships += counts.authorships
-                    summary.citations += counts.citations
-                offset = quarantine.write(batch.rejected)
-                # Only now is the batch durable: the checkpoint may move past it.
-                checkpoint.commit(batch.path, batch.done, batch.finished, offset)
-                if on_batch is not None:
-                    on_batch(summary)
+                counts = writer.write_bundles(batch.bundles) if batch.bundles else None
+                commit_in_order(batch, counts)
             except BaseException as exc:  # surfaced on the main thread
                 failure.append(exc)
 
-    thread = threading.Thread(target=write_loop, name="scholargraph-writer", daemon=True)
-    thread.start()
+    threads = [threading.Thread(target=write_loop, name=f"scholargraph-writer-{i}", daemon=True)
+               for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    sequence = itertools.count()
     try:
         for path in inputs:
             if failure:
@@ -265,10 +284,12 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
                 continue
             summary.files += 1
             skip = int(entry["done"]) if entry else 0
-            _ingest_file(fmt, path, skip, batch_size, summary, pending, failure, quiet)
+            _ingest_file(fmt, path, skip, batch_size, summary, pending, failure, quiet, sequence)
     finally:
-        pending.put(None)
-        thread.join()
+        for _ in threads:
+            pending.put(None)
+        for thread in threads:
+            thread.join()
         quarantine.close()
         summary.seconds = time.perf_counter() - t0
     if failure:
@@ -277,7 +298,7 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
 
 
 def _ingest_file(fmt: str, path: str, skip: int, batch_size: int, summary: IngestSummary,
-                 pending: queue.Queue, failure: list, quiet: bool) -> None:
+                 pending: queue.Queue, failure: list, quiet: bool, sequence: Iterator[int]) -> None:
     total = count_records(fmt, path)
     name = "stdin" if path == sources.STDIN else os.path.basename(path)
     bar = progress(total=total, desc=f"{fmt} {name}", unit="rec", quiet=quiet)
@@ -307,8 +328,8 @@ def _ingest_file(fmt: str, path: str, skip: int, batch_size: int, summary: Inges
             if len(bundles) >= batch_size or len(rejected) >= batch_size:
                 if failure:
                     return
-                pending.put(_Batch(path, bundles, rejected, consumed, False))
+                pending.put(_Batch(next(sequence), path, bundles, rejected, consumed, False))
                 bundles, rejected = [], []
-        pending.put(_Batch(path, bundles, rejected, consumed, True))
+        pending.put(_Batch(next(sequence), path, bundles, rejected, consumed, True))
     finally:
         bar.close()

@@ -1,0 +1,123 @@
+"""Ingestion throughput: the whole ACM-CR BibTeX collection and a synthetic AMiner file.
+
+For each input: papers/s, edges/s (authorships + citations), wall time, peak RSS of this process,
+and the ratio against one transaction per record (the naive baseline, measured on the first
+--baseline-records records of the same input in the same run).
+
+    .venv/bin/python bench/ingest.py [--acm ../shared/data/acm-cr/acm-dl] [--synthetic-papers 1000000]
+
+Uses SCHOLARGRAPH_NEO4J_URI when set, else a throw-away managed server in a temporary home.
+The database is emptied before each measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import resource
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scholargraph.config import Settings  # noqa: E402
+from scholargraph.graph import local_server  # noqa: E402
+from scholargraph.graph.neo4j_store import Neo4jStore  # noqa: E402
+from scholargraph.ingest.loader import ingest  # noqa: E402
+from scholargraph.ingest.normalize import Dropped, iter_raw, normalize  # noqa: E402
+from scholargraph.errors import InvalidRecord  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def per_record_baseline(store: Neo4jStore, fmt: str, path: str, n: int) -> float:
+    """Papers/s writing each record in its own transaction (same parse, same queries)."""
+    bundles = []
+    for raw in itertools.islice((r for p in _files(path) for r in iter_raw(fmt, p)), n * 2):
+        try:
+            bundles.append(normalize(fmt, raw))
+        except (InvalidRecord, Dropped):
+            continue
+        if len(bundles) == n:
+            break
+    store.reset()
+    t0 = time.perf_counter()
+    for b in bundles:
+        store.write_bundles([b])
+    return len(bundles) / (time.perf_counter() - t0)
+
+
+def _files(path: str) -> list[str]:
+    from scholargraph.ingest.sources import expand_inputs
+
+    return expand_inputs([path])
+
+
+def measure(store: Neo4jStore, fmt: str, path: str, batch_size: int, tmp: Path, label: str,
+            baseline_records: int) -> None:
+    baseline = per_record_baseline(store, fmt, path, baseline_records)
+    store.reset()
+    t0 = time.perf_counter()
+    summary = ingest(store, fmt, [path], quarantine_path=tmp / f"{label}.quarantine.jsonl",
+                     checkpoint_dir=tmp / "ckpt", batch_size=batch_size, restart=True, quiet=True)
+    wall = time.perf_counter() - t0
+    papers_s = summary.written / wall
+    edges_s = (summary.authorships + summary.citations) / wall
+    print(f"{label}: {summary.read:,} records, {summary.written:,} papers, "
+          f"{summary.authorships + summary.citations:,} edges in {wall:.1f}s")
+    print(f"  batched (size {batch_size:,}): {papers_s:,.0f} papers/s, {edges_s:,.0f} edges/s")
+    print(f"  1 tx per record (baseline): {baseline:,.0f} papers/s -> ratio {papers_s / baseline:.1f}x")
+    print(f"  quarantined {summary.quarantined:,} {dict(summary.quarantine_reasons)}, "
+          f"dropped {summary.dropped:,} {dict(summary.drop_reasons)}")
+    print(f"  peak RSS of the ingest process so far: {peak_rss_mib():,.0f} MiB")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--acm", default=str(REPO.parent / "shared" / "data" / "acm-cr" / "acm-dl"))
+    ap.add_argument("--synthetic-papers", type=int, default=0,
+                    help="also generate and ingest a synthetic AMiner corpus of this size (e.g. 1000000)")
+    ap.add_argument("--batch-size", type=int, default=2000)
+    ap.add_argument("--baseline-records", type=int, default=300)
+    args = ap.parse_args()
+
+    settings = Settings.load()
+    tmp_home = None
+    if settings.managed:
+        tmp_home = tempfile.TemporaryDirectory(prefix="sg-bench-")
+        settings = replace(settings, home=Path(tmp_home.name), neo4j_port=17697)
+        local_server.start(settings, quiet=True)
+    work = Path(tempfile.mkdtemp(prefix="sg-bench-ingest-"))
+    try:
+        with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password,
+                        settings.neo4j_database) as store:
+            store.apply_schema()
+            if Path(args.acm).exists():
+                measure(store, "bibtex", args.acm, args.batch_size, work, "ACM-CR", args.baseline_records)
+            else:
+                print(f"ACM-CR not found at {args.acm}: skipped")
+            if args.synthetic_papers:
+                from scholargraph.ingest import synth
+
+                out = work / "synth"
+                t0 = time.perf_counter()
+                synth.generate(synth.SynthParams(papers=args.synthetic_papers, seed=7), out)
+                print(f"generated {args.synthetic_papers:,} synthetic papers in {time.perf_counter() - t0:.1f}s")
+                measure(store, "aminer", str(out / "corpus.aminer.jsonl"), args.batch_size, work,
+                        f"synthetic {args.synthetic_papers:,}", args.baseline_records)
+            store.reset()
+    finally:
+        if tmp_home is not None:
+            local_server.stop(settings)
+            tmp_home.cleanup()
+
+
+if __name__ == "__main__":
+    main()
