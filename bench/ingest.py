@@ -24,11 +24,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scholargraph.config import Settings  # noqa: E402
+from scholargraph.errors import InvalidRecord  # noqa: E402
 from scholargraph.graph import local_server  # noqa: E402
 from scholargraph.graph.neo4j_store import Neo4jStore  # noqa: E402
 from scholargraph.ingest.loader import ingest  # noqa: E402
 from scholargraph.ingest.normalize import Dropped, iter_raw, normalize  # noqa: E402
-from scholargraph.errors import InvalidRecord  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -51,8 +51,9 @@ def test_cross_source_doi_merge_and_stub_fill(store, tmp_path):
     openalex = tmp_path / "works.jsonl"
     openalex.write_text(json.dumps({
         "id": "https://openalex.org/W1", "doi": "https://doi.org/10.1234/SHARED", "title": "Shared paper",
-        "publication_year": 2019, "authorships": [{"author_position": "first",
-                                                   "author": {"id": "https://openalex.org/A1", "display_name": "Ann Lee"}}],
+        "publication_year": 2019,
+        "authorships": [{"author_position": "first",
+                         "author": {"id": "https://openalex.org/A1", "display_name": "Ann Lee"}}],
         "referenced_works": ["https://openalex.org/W2"], "cited_by_count": 3}) + "\n")
     aminer = tmp_path / "aminer.jsonl"
     aminer.write_text(json.dumps({"id": "77", "doi": "10.1234/shared", "title": "Shared paper", "year": 2019,

@@ -1,0 +1,175 @@
+"""GraphSnapshot: the graph as in-memory arrays and sparse matrices, pulled from the store or built in tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+
+NO_YEAR = -1
+NO_VENUE = -1
+
+
+@dataclass
+class GraphSnapshot:
+    """Papers, authors and venues indexed 0..n-1, with the edges between them as sparse matrices.
+
+    - `citations[i, j] = 1` when paper i cites paper j (papers x papers, CSR).
+    - `authorship[a, p] = position` (1-based) when author a wrote paper p (authors x papers, CSR).
+    - `paper_year[i]` is NO_YEAR when unknown (stubs); `paper_venue[i]` is NO_VENUE when none.
+    - Texts are optional (None when the snapshot was pulled without them).
+    Ranking code only ever sees this object, never a driver.
+    """
+
+    paper_ids: list[str]
+    paper_year: np.ndarray
+    paper_stub: np.ndarray
+    paper_venue: np.ndarray
+    author_ids: list[str]
+    venue_ids: list[str]
+    citations: sp.csr_matrix
+    authorship: sp.csr_matrix
+    titles: list[str | None] | None = None
+    abstracts: list[str | None] | None = None
+    author_names: list[str | None] | None = None
+    venue_names: list[str | None] | None = None
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n_p, n_a, n_v = len(self.paper_ids), len(self.author_ids), len(self.venue_ids)
+        if self.citations.shape != (n_p, n_p):
+            raise ValueError(f"citations has shape {self.citations.shape}, expected {(n_p, n_p)}")
+        if self.authorship.shape != (n_a, n_p):
+            raise ValueError(f"authorship has shape {self.authorship.shape}, expected {(n_a, n_p)}")
+        if len(self.paper_year) != n_p or len(self.paper_stub) != n_p or len(self.paper_venue) != n_p:
+            raise ValueError("paper_year, paper_stub and paper_venue must have one entry per paper")
+        if n_v and len(self.paper_venue) and self.paper_venue.max(initial=NO_VENUE) >= n_v:
+            raise ValueError("paper_venue refers to a venue index out of range")
+
+    # --- lookups -----------------------------------------------------------------------------------
+
+    @property
+    def n_papers(self) -> int:
+        return len(self.paper_ids)
+
+    @property
+    def n_authors(self) -> int:
+        return len(self.author_ids)
+
+    @property
+    def n_venues(self) -> int:
+        return len(self.venue_ids)
+
+    @cached_property
+    def paper_index(self) -> dict[str, int]:
+        return {pid: i for i, pid in enumerate(self.paper_ids)}
+
+    @cached_property
+    def author_index(self) -> dict[str, int]:
+        return {aid: i for i, aid in enumerate(self.author_ids)}
+
+    @cached_property
+    def venue_index(self) -> dict[str, int]:
+        return {vid: i for i, vid in enumerate(self.venue_ids)}
+
+    def text(self, i: int) -> str:
+        """Title and abstract of paper i joined ('' when the snapshot has no text)."""
+        title = self.titles[i] if self.titles is not None else None
+        abstract = self.abstracts[i] if self.abstracts is not None else None
+        return " ".join(t for t in (title, abstract) if t)
+
+    # --- time ---------------------------------------------------------------------------------------
+
+    @property
+    def max_year(self) -> int:
+        known = self.paper_year[self.paper_year != NO_YEAR]
+        return int(known.max()) if len(known) else NO_YEAR
+
+    def as_of(self, year: int) -> GraphSnapshot:
+        """The graph as it stood at the end of `year`: papers published after it, and every edge they
+        bring (their citations, their authorships), are gone. Papers without a year (stubs) stay
+        only when a kept paper cites them. Indexes are renumbered; ids keep their meaning."""
+        known = self.paper_year != NO_YEAR
+        kept_dated = known & (self.paper_year <= year)
+        cited_by_kept = np.asarray(self.citations[kept_dated].sum(axis=0)).ravel() > 0
+        keep = kept_dated | (~known & cited_by_kept)
+        idx = np.flatnonzero(keep)
+        citations = self.citations[idx][:, idx].tocsr()
+        # Undated papers cite nothing as of T: their references are unknown in time.
+        citations = sp.diags(kept_dated[idx].astype(np.float32)) @ citations
+        authorship = self.authorship[:, idx].tocsr()
+        active_authors = np.flatnonzero(np.diff(authorship.indptr) > 0)
+        authorship = authorship[active_authors]
+
+        def pick(values: list | None, index: np.ndarray) -> list | None:
+            return None if values is None else [values[k] for k in index]
+
+        return GraphSnapshot(
+            paper_ids=[self.paper_ids[k] for k in idx], paper_year=self.paper_year[idx],
+            paper_stub=self.paper_stub[idx], paper_venue=self.paper_venue[idx],
+            author_ids=[self.author_ids[k] for k in active_authors], venue_ids=list(self.venue_ids),
+            citations=sp.csr_matrix(citations), authorship=authorship,
+            titles=pick(self.titles, idx), abstracts=pick(self.abstracts, idx),
+            author_names=pick(self.author_names, active_authors), venue_names=self.venue_names,
+            extra={**self.extra, "as_of": year})
+
+    # --- building ----------------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, papers: Sequence[dict], authorships: Iterable[tuple[str, str, int]] = (),
+              citations: Iterable[tuple[str, str]] = (), venues: Sequence[tuple[str, str | None]] = (),
+              authors: Sequence[tuple[str, str | None]] = ()) -> GraphSnapshot:
+        """From plain records (tests, small graphs, the store reader):
+        papers: dicts with id and optional year, stub, venue (venue id), title, abstract;
+        authorships: (author id, paper id, position); citations: (citing id, cited id);
+        venues / authors: (id, name) pairs (others are added as they are referenced)."""
+        paper_ids = [p["id"] for p in papers]
+        p_index = {pid: i for i, pid in enumerate(paper_ids)}
+        venue_ids = [v for v, _ in venues]
+        venue_names: list[str | None] = [n for _, n in venues]
+        v_index = {v: i for i, v in enumerate(venue_ids)}
+        for p in papers:
+            v = p.get("venue")
+            if v and v not in v_index:
+                v_index[v] = len(venue_ids)
+                venue_ids.append(v)
+                venue_names.append(None)
+        author_ids = [a for a, _ in authors]
+        author_names: list[str | None] = [n for _, n in authors]
+        a_index = {a: i for i, a in enumerate(author_ids)}
+        rows, cols, pos = [], [], []
+        for author, paper, position in authorships:
+            if paper not in p_index:
+                continue
+            if author not in a_index:
+                a_index[author] = len(author_ids)
+                author_ids.append(author)
+                author_names.append(None)
+            rows.append(a_index[author])
+            cols.append(p_index[paper])
+            pos.append(position)
+        src, dst = [], []
+        for citing, cited in citations:
+            if citing in p_index and cited in p_index and citing != cited:
+                src.append(p_index[citing])
+                dst.append(p_index[cited])
+        n_p, n_a = len(paper_ids), len(author_ids)
+        cit = sp.csr_matrix((np.ones(len(src), dtype=np.float32), (src, dst)), shape=(n_p, n_p))
+        cit.sum_duplicates()
+        cit.data[:] = 1.0
+        auth = sp.csr_matrix((np.asarray(pos, dtype=np.float32), (rows, cols)), shape=(n_a, n_p))
+        has_text = any("title" in p or "abstract" in p for p in papers)
+        return cls(
+            paper_ids=paper_ids,
+            paper_year=np.array([p.get("year") if p.get("year") is not None else NO_YEAR for p in papers],
+                                dtype=np.int32),
+            paper_stub=np.array([bool(p.get("stub", False)) for p in papers], dtype=bool),
+            paper_venue=np.array([v_index[p["venue"]] if p.get("venue") else NO_VENUE for p in papers],
+                                 dtype=np.int32),
+            author_ids=author_ids, venue_ids=venue_ids, citations=cit, authorship=auth,
+            titles=[p.get("title") for p in papers] if has_text else None,
+            abstracts=[p.get("abstract") for p in papers] if has_text else None,
+            author_names=author_names, venue_names=venue_names)
