@@ -1,0 +1,1 @@
+"""Citeomatic citation recommendation (NNSelect + NNRank) and the BM25 baseline."""

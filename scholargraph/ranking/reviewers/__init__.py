@@ -1,0 +1,1 @@
+"""RECO-Rank reviewer recommendation and the CoF baseline."""

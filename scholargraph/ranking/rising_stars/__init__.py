@@ -1,0 +1,1 @@
+"""IIRL rising-star prediction and its baselines."""
