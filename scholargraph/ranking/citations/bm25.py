@@ -1,0 +1,73 @@
+"""BM25 citation baseline (bm25s) over title + abstract, with the same self and future exclusion as NNSelect."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import bm25s
+import numpy as np
+
+from scholargraph.errors import NotFitted
+from scholargraph.graph.records import normalize_doi
+from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
+from scholargraph.ranking.citations.text import tokenize
+
+
+class BM25:
+    """Okapi BM25 (Lucene variant) over each paper's title and abstract, tokenised like the neural models
+    (lower case, stop words and numbers dropped, no stemming). Deterministic: fitting is indexing, so there is
+    nothing to save; `fit` the same snapshot again instead."""
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75, method: str = "lucene"):
+        self.k1 = k1
+        self.b = b
+        self.method = method
+
+    def get_params(self) -> dict:
+        return {"k1": self.k1, "b": self.b, "method": self.method}
+
+    def fit(self, snapshot: GraphSnapshot, as_of: int | None = None, quiet: bool = True) -> BM25:
+        snap = snapshot.as_of(as_of) if as_of is not None else snapshot
+        docs = [tokenize(snap.text(i)) for i in range(snap.n_papers)]
+        self.snapshot_ = snap
+        self.has_text_ = np.array([len(d) > 0 for d in docs], dtype=bool)
+        self.years_ = np.asarray(snap.paper_year)
+        self.retriever_ = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+        # bm25s needs at least one token per document; empty ones get a placeholder and are masked out.
+        self.retriever_.index([d if d else ["\x00"] for d in docs], show_progress=not quiet)
+        self._vocab = self.retriever_.vocab_dict
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "retriever_"):
+            raise NotFitted("BM25 is not fitted: call fit() first")
+
+    def scores(self, title: str | None, abstract: str | None) -> np.ndarray:
+        """BM25 score of every paper for the query text (0 where nothing matches)."""
+        self._check_fitted()
+        tokens = [t for t in tokenize(" ".join(x for x in (title, abstract) if x)) if t in self._vocab]
+        if not tokens:
+            return np.zeros(len(self.years_), dtype=np.float32)
+        return np.asarray(self.retriever_.get_scores(tokens), dtype=np.float32)
+
+    def recommend(self, title: str | None, abstract: str | None, year: int | None = None,
+                  exclude_ids: Iterable[str] = (), k: int = 20) -> list[tuple[int, float]]:
+        """Top-k (paper index, score), never the query itself nor a paper after `year`; papers with no
+        shared word are not returned."""
+        s = self.scores(title, abstract)
+        allowed = self.has_text_ & (s > 0)
+        if year is not None and year != NO_YEAR:
+            allowed &= self.years_ <= year
+        index = self.snapshot_.paper_index
+        for raw in exclude_ids:
+            for key in (raw, raw.lower(), normalize_doi(raw)):
+                if key is not None and key in index:
+                    allowed[index[key]] = False
+        cand = np.flatnonzero(allowed)
+        if len(cand) > k:
+            cand = cand[np.argpartition(-s[cand], k - 1)[:k]]
+        order = cand[np.lexsort((cand, -s[cand]))]
+        return [(int(i), float(s[i])) for i in order]
+
+
+__all__ = ["BM25"]

@@ -1,0 +1,338 @@
+"""NNRank (Citeomatic): re-scores NNSelect's candidates from text similarities, shared words and popularity."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import nn
+
+from scholargraph.errors import NotFitted
+from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
+from scholargraph.progress import progress
+from scholargraph.ranking.citations.nnselect import NNSelect, bag_tensors, cited_by_cited
+from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, intersection_idf
+
+MODEL_NAME = "nnrank"
+VERSION = 1
+CONFIG_FILE, STATE_FILE, VOCAB_FILE = "config.json", "state.pt", "vocabulary.json"
+
+BASE_FEATURES = ("title_shared_idf", "abstract_shared_idf", "log_citations", "nnselect_cosine")
+AGE_FEATURES = ("log_age",)
+METADATA_FEATURES = ("venue_prior", "author_prior")
+
+
+def ranking_triplet_loss(pos_scores: torch.Tensor, neg_scores: torch.Tensor, margin: float) -> torch.Tensor:
+    """mean of max(0, margin - s(q, d+) + s(q, d-)) over (query, positive, negative) triplets."""
+    return torch.relu(margin - pos_scores + neg_scores).mean()
+
+
+class _Ranker(nn.Module):
+    """Own title and abstract word vectors (cosines per field), plus fixed features, through two ELU layers
+    and a sigmoid."""
+
+    def __init__(self, n_words: int, dim: int, n_fixed: int, hidden: int, seed: int):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.title = nn.EmbeddingBag(max(n_words, 1), dim, mode="sum", sparse=True)
+        self.abstract = nn.EmbeddingBag(max(n_words, 1), dim, mode="sum", sparse=True)
+        with torch.no_grad():
+            self.title.weight.normal_(0.0, 1.0 / np.sqrt(dim), generator=g)
+            self.abstract.weight.normal_(0.0, 1.0 / np.sqrt(dim), generator=g)
+        self.register_buffer("mean", torch.zeros(n_fixed))
+        self.register_buffer("std", torch.ones(n_fixed))
+        self.hidden1 = nn.Linear(2 + n_fixed, hidden)
+        self.hidden2 = nn.Linear(hidden, hidden)
+        self.out = nn.Linear(hidden, 1)
+        for layer in (self.hidden1, self.hidden2, self.out):
+            nn.init.xavier_uniform_(layer.weight, generator=g)
+            nn.init.zeros_(layer.bias)
+
+    def fields(self, bags: Bags) -> tuple[torch.Tensor, torch.Tensor]:
+        ti, to, tw = bag_tensors(bags.title)
+        ai, ao, aw = bag_tensors(bags.abstract)
+        t = self.title(ti, to, per_sample_weights=tw)
+        a = self.abstract(ai, ao, per_sample_weights=aw)
+        return nn.functional.normalize(t, dim=-1), nn.functional.normalize(a, dim=-1)
+
+    def head(self, cos_title: torch.Tensor, cos_abstract: torch.Tensor, fixed: torch.Tensor) -> torch.Tensor:
+        x = torch.cat([cos_title[:, None], cos_abstract[:, None], (fixed - self.mean) / self.std], dim=1)
+        x = nn.functional.elu(self.hidden1(x))
+        x = nn.functional.elu(self.hidden2(x))
+        return torch.sigmoid(self.out(x)).squeeze(-1)
+
+
+class NNRank:
+    """Citeomatic's re-ranker. Features of a (query, candidate) pair: cosine of the title embeddings and of
+    the abstract embeddings (its own word vectors), summed IDF of the words each field shares,
+    log(1 + the candidate's in-corpus citations), NNSelect's cosine; optionally the candidate's age at the
+    query's year and metadata priors (venue, authors). Trained with a triplet loss on NNSelect's candidates."""
+
+    def __init__(self, *, dim: int = 64, hidden: int = 32, margin: float = 0.2, lr: float = 0.01,
+                 batch_size: int = 256, epochs: int = 3, max_queries: int = 5000, min_refs: int = 2,
+                 negatives_per_positive: int = 4, candidate_negatives: float = 0.6, random_negatives: float = 0.2,
+                 cited_by_cited_negatives: float = 0.2, use_age: bool = False, use_metadata: bool = False,
+                 seed: int = 0):
+        self.dim = dim
+        self.hidden = hidden
+        self.margin = margin
+        self.lr = lr
+        self.batch_size = batch_size
+        self.epochs = epochs
+        self.max_queries = max_queries
+        self.min_refs = min_refs
+        self.negatives_per_positive = negatives_per_positive
+        self.candidate_negatives = candidate_negatives
+        self.random_negatives = random_negatives
+        self.cited_by_cited_negatives = cited_by_cited_negatives
+        self.use_age = use_age
+        self.use_metadata = use_metadata
+        self.seed = seed
+
+    _PARAMS = ("dim", "hidden", "margin", "lr", "batch_size", "epochs", "max_queries", "min_refs",
+               "negatives_per_positive", "candidate_negatives", "random_negatives", "cited_by_cited_negatives",
+               "use_age", "use_metadata", "seed")
+
+    def get_params(self) -> dict:
+        return {name: getattr(self, name) for name in self._PARAMS}
+
+    @property
+    def feature_names(self) -> tuple[str, ...]:
+        return (("title_cosine", "abstract_cosine") + BASE_FEATURES + (AGE_FEATURES if self.use_age else ())
+                + (METADATA_FEATURES if self.use_metadata else ()))
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise NotFitted("NNRank is not fitted: call fit() or load() first")
+
+    # --- features --------------------------------------------------------------------------------
+
+    def _priors(self, corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
+        """Per paper: log(1 + mean citations of its venue), log(1 + most citations of one of its authors),
+        from the corpus's own citation counts (cached per corpus)."""
+        cache = getattr(self, "_prior_cache", None)
+        if cache is not None and cache[0] is corpus:
+            return cache[1], cache[2]
+        snap = corpus.snapshot
+        cites = corpus.cited_count.astype(np.float64)
+        venue = snap.paper_venue
+        has_v = venue != NO_VENUE
+        nv = max(snap.n_venues, 1)
+        v_sum = np.bincount(venue[has_v], weights=cites[has_v], minlength=nv)
+        v_n = np.bincount(venue[has_v], minlength=nv)
+        v_mean = v_sum / np.maximum(v_n, 1)
+        venue_prior = np.where(has_v, np.log1p(v_mean[np.where(has_v, venue, 0)]), 0.0).astype(np.float32)
+        auth = snap.authorship.tocsr().copy()
+        auth.data[:] = 1.0
+        author_cites = np.asarray(auth @ cites).ravel()
+        by_author = sp.csr_matrix(auth.multiply(author_cites[:, None])).T.tocsr()  # papers x authors
+        author_prior = np.log1p(by_author.max(axis=1).toarray().ravel()).astype(np.float32)
+        self._prior_cache = (corpus, venue_prior, author_prior)
+        return venue_prior, author_prior
+
+    def _fixed(self, corpus: Corpus, q_bags: Bags, q_rows: np.ndarray, cands: np.ndarray, nn_cos: np.ndarray,
+               q_years: np.ndarray, own_citation: np.ndarray | None = None) -> np.ndarray:
+        """Fixed (not learned) features of pairs (query row q_rows[i] of q_bags, candidate cands[i])."""
+        idf = corpus.vocabulary.idf
+        c_bags = corpus.bags.rows(cands)
+        qt, qa = q_bags.title[q_rows], q_bags.abstract[q_rows]
+        cols = [np.log1p(intersection_idf(qt, c_bags.title, idf)),
+                np.log1p(intersection_idf(qa, c_bags.abstract, idf))]
+        counts = corpus.cited_count[cands].astype(np.float32)
+        if own_citation is not None:
+            counts = counts - own_citation  # the query's own citation is not known when it is a draft
+        cols += [np.log1p(np.maximum(counts, 0.0)), nn_cos.astype(np.float32)]
+        if self.use_age:
+            cy = corpus.years[cands]
+            age = np.where((cy == NO_YEAR) | (q_years == NO_YEAR), 0, q_years - cy)
+            cols.append(np.log1p(np.maximum(age, 0)).astype(np.float32))
+        if self.use_metadata:
+            venue_prior, author_prior = self._priors(corpus)
+            cols += [venue_prior[cands], author_prior[cands]]
+        return np.stack(cols, axis=1).astype(np.float32) if len(cands) else np.zeros((0, len(cols)), np.float32)
+
+    # --- training --------------------------------------------------------------------------------
+
+    def fit(self, snapshot: GraphSnapshot, selector: NNSelect, as_of: int | None = None, epochs: int | None = None,
+            quiet: bool = True) -> NNRank:
+        """Train on the citations of `snapshot` as of `as_of`: for sampled citing papers, the positives are
+        what they cite, the negatives NNSelect's other candidates for them (what the ranker must tell apart
+        at run time), random papers and papers cited by their citations. The selector must be fitted; it is
+        (re-)indexed on the as-of snapshot if it indexes another one."""
+        if not hasattr(selector, "model_"):
+            raise NotFitted("NNRank.fit needs a fitted NNSelect")
+        train = snapshot.as_of(as_of) if as_of is not None else snapshot
+        if not hasattr(selector, "corpus_") or not selector.corpus_.matches(train):
+            selector.index_snapshot(train)
+        corpus = selector.corpus_
+        self.vocabulary_ = corpus.vocabulary
+        epochs = self.epochs if epochs is None else epochs
+        rng = np.random.default_rng(self.seed)
+        t0 = time.perf_counter()
+        cit = sp.csr_matrix(corpus.snapshot.citations)
+        text = corpus.has_text
+        refs_with_text = np.asarray(cit @ text.astype(np.float32)).ravel()
+        eligible = np.flatnonzero(text & (refs_with_text >= self.min_refs))
+        if len(eligible) > self.max_queries:
+            eligible = np.sort(rng.choice(eligible, size=self.max_queries, replace=False))
+        text_ids = np.flatnonzero(text)
+        shares = np.array([self.candidate_negatives, self.random_negatives, self.cited_by_cited_negatives], float)
+        shares = shares / shares.sum()
+        qs, ps, ns, ncos_p, ncos_n = [], [], [], [], []
+        emb = selector.embeddings_
+        bar = progress(total=len(eligible), desc="nnrank candidates", unit="query", quiet=quiet)
+        for q in eligible.tolist():
+            year = int(corpus.years[q])
+            cand, _ = selector.candidates_for_vector(emb[q], None if year == NO_YEAR else year, {q})
+            refs = cit.indices[cit.indptr[q]:cit.indptr[q + 1]]
+            pos = refs[text[refs]].astype(np.int64)
+            hard = cand[~np.isin(cand, refs)]
+            cbc = cited_by_cited(cit, q)
+            cbc = cbc[text[cbc]]
+            m = len(pos) * self.negatives_per_positive
+            kinds = rng.choice(3, size=m, p=shares)
+            neg = text_ids[rng.integers(len(text_ids), size=m)]
+            for kind, pool in ((0, hard), (2, cbc)):
+                sel = np.flatnonzero(kinds == kind)
+                if len(pool) and len(sel):
+                    neg[sel] = pool[rng.integers(len(pool), size=len(sel))]
+            p_rep = np.repeat(pos, self.negatives_per_positive)
+            ok = (neg != q) & ~np.isin(neg, refs)
+            qs.append(np.full(ok.sum(), q))
+            ps.append(p_rep[ok])
+            ns.append(neg[ok])
+            bar.update(1)
+        bar.close()
+        q_all = np.concatenate(qs) if qs else np.zeros(0, np.int64)
+        p_all = np.concatenate(ps) if ps else np.zeros(0, np.int64)
+        n_all = np.concatenate(ns) if ns else np.zeros(0, np.int64)
+        ncos_p = np.einsum("ij,ij->i", emb[q_all], emb[p_all]) if len(q_all) else np.zeros(0, np.float32)
+        ncos_n = np.einsum("ij,ij->i", emb[q_all], emb[n_all]) if len(q_all) else np.zeros(0, np.float32)
+        qy = corpus.years[q_all]
+        f_pos = self._fixed(corpus, corpus.bags, q_all, p_all, ncos_p, qy, own_citation=np.ones(len(q_all), np.float32))
+        own_n = np.asarray(cit[q_all, n_all]).ravel().astype(np.float32) if len(q_all) else np.zeros(0, np.float32)
+        f_neg = self._fixed(corpus, corpus.bags, q_all, n_all, ncos_n, qy, own_citation=own_n)
+        prep_seconds = time.perf_counter() - t0
+        n_fixed = len(self.feature_names) - 2
+        self.model_ = _Ranker(len(self.vocabulary_), self.dim, n_fixed, self.hidden, self.seed)
+        both = np.concatenate([f_pos, f_neg]) if len(f_pos) else np.zeros((1, n_fixed), np.float32)
+        with torch.no_grad():
+            self.model_.mean.copy_(torch.from_numpy(both.mean(axis=0)))
+            self.model_.std.copy_(torch.from_numpy(np.maximum(both.std(axis=0), 1e-3)))
+        sparse_params = list(self.model_.title.parameters()) + list(self.model_.abstract.parameters())
+        dense_params = [p for name, p in self.model_.named_parameters() if not name.startswith(("title", "abstract"))]
+        sparse_opt = torch.optim.SparseAdam(sparse_params, lr=self.lr)
+        dense_opt = torch.optim.Adam(dense_params, lr=self.lr)
+        self.history_ = [{"prepare_seconds": round(prep_seconds, 2), "queries": int(len(eligible)),
+                          "triplets": int(len(q_all))}]
+        for epoch in range(epochs):
+            t1 = time.perf_counter()
+            order = rng.permutation(len(q_all))
+            total, seen = 0.0, 0
+            bar = progress(total=len(order), desc=f"nnrank epoch {epoch + 1}/{epochs}", unit="triplet", quiet=quiet)
+            self.model_.train()
+            for s in range(0, len(order), self.batch_size):
+                b = order[s:s + self.batch_size]
+                loss = self._batch_loss(corpus, q_all[b], p_all[b], n_all[b], f_pos[b], f_neg[b])
+                sparse_opt.zero_grad()
+                dense_opt.zero_grad()
+                loss.backward()
+                sparse_opt.step()
+                dense_opt.step()
+                total += float(loss) * len(b)
+                seen += len(b)
+                bar.update(len(b))
+            bar.close()
+            seconds = time.perf_counter() - t1
+            self.history_.append({"epoch": epoch + 1, "loss": total / max(seen, 1), "triplets": seen,
+                                  "seconds": round(seconds, 2), "triplets_per_s": round(seen / max(seconds, 1e-9))})
+        self.model_.eval()
+        return self
+
+    def _batch_loss(self, corpus: Corpus, q: np.ndarray, p: np.ndarray, n: np.ndarray, f_pos: np.ndarray,
+                    f_neg: np.ndarray) -> torch.Tensor:
+        docs, inverse = np.unique(np.concatenate([q, p, n]), return_inverse=True)
+        t, a = self.model_.fields(corpus.bags.rows(docs))
+        b = len(q)
+        inv = torch.from_numpy(inverse)
+        iq, ip, i_n = inv[:b], inv[b:2 * b], inv[2 * b:]
+        s_pos = self.model_.head((t[iq] * t[ip]).sum(-1), (a[iq] * a[ip]).sum(-1), torch.from_numpy(f_pos))
+        s_neg = self.model_.head((t[iq] * t[i_n]).sum(-1), (a[iq] * a[i_n]).sum(-1), torch.from_numpy(f_neg))
+        return ranking_triplet_loss(s_pos, s_neg, self.margin)
+
+    # --- scoring ---------------------------------------------------------------------------------
+
+    def score(self, corpus: Corpus, title: str | None, abstract: str | None, candidates: Sequence[int],
+              selector_cosines: Sequence[float], year: int | None = None) -> np.ndarray:
+        """Scores in (0, 1) of `candidates` (indexes into `corpus`, the selector's corpus) for a draft."""
+        self._check_fitted()
+        if corpus.vocabulary.fingerprint() != self.vocabulary_.fingerprint():
+            raise NotFitted("NNRank was trained with another vocabulary than this corpus's selector")
+        cands = np.asarray(candidates, dtype=np.int64)
+        if len(cands) == 0:
+            return np.zeros(0, dtype=np.float32)
+        q_bags = Bags.of(self.vocabulary_, [title], [abstract])
+        rows = np.zeros(len(cands), dtype=np.int64)
+        qy = np.full(len(cands), NO_YEAR if year is None else year, dtype=np.int64)
+        fixed = self._fixed(corpus, q_bags, rows, cands, np.asarray(selector_cosines, np.float32), qy)
+        with torch.no_grad():
+            qt, qa = self.model_.fields(q_bags)
+            ct, ca = self.model_.fields(corpus.bags.rows(cands))
+            s = self.model_.head(ct @ qt[0], ca @ qa[0], torch.from_numpy(fixed))
+        return s.numpy().astype(np.float32)
+
+    # --- persistence -----------------------------------------------------------------------------
+
+    def save(self, directory: str | Path) -> Path:
+        self._check_fitted()
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        config = {"model": MODEL_NAME, "version": VERSION, "params": self.get_params(),
+                  "features": list(self.feature_names), "vocabulary": self.vocabulary_.fingerprint(),
+                  "history": self.history_}
+        (d / CONFIG_FILE).write_text(json.dumps(config, indent=2), encoding="utf-8")
+        torch.save(self.model_.state_dict(), d / STATE_FILE)
+        self.vocabulary_.save(d / VOCAB_FILE)
+        return d
+
+    @classmethod
+    def load(cls, directory: str | Path) -> NNRank:
+        d = Path(directory)
+        try:
+            config = json.loads((d / CONFIG_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise NotFitted(f"no NNRank model in {d}: {e}") from e
+        if config.get("model") != MODEL_NAME or config.get("version") != VERSION:
+            raise NotFitted(f"{d} holds {config.get('model')} version {config.get('version')}, "
+                            f"this code reads {MODEL_NAME} version {VERSION}")
+        params = config["params"]
+        unknown = set(params) - set(cls._PARAMS)
+        if unknown:
+            raise NotFitted(f"{d}: unknown NNRank parameters {sorted(unknown)}")
+        model = cls(**params)
+        if list(model.feature_names) != config.get("features"):
+            raise NotFitted(f"{d}: saved features {config.get('features')} differ from this code's")
+        try:
+            model.vocabulary_ = Vocabulary.load(d / VOCAB_FILE)
+            state = torch.load(d / STATE_FILE, weights_only=True)
+        except (OSError, ValueError, RuntimeError) as e:
+            raise NotFitted(f"cannot read the NNRank model in {d}: {e}") from e
+        if model.vocabulary_.fingerprint() != config.get("vocabulary"):
+            raise NotFitted(f"{d}: vocabulary does not match the model")
+        model.model_ = _Ranker(len(model.vocabulary_), model.dim, len(model.feature_names) - 2, model.hidden,
+                               model.seed)
+        try:
+            model.model_.load_state_dict(state)
+        except RuntimeError as e:
+            raise NotFitted(f"{d}: weights do not fit the configuration: {e}") from e
+        model.model_.eval()
+        model.history_ = config.get("history", [])
+        return model
+
+
+__all__ = ["BASE_FEATURES", "NNRank", "ranking_triplet_loss"]

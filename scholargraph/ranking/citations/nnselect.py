@@ -1,0 +1,481 @@
+"""NNSelect (Citeomatic): text-only paper embeddings trained on the citation graph, and the candidate index."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import nn
+
+from scholargraph.errors import NotFitted
+from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
+from scholargraph.progress import progress
+from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary
+
+MODEL_NAME = "nnselect"
+VERSION = 1
+CONFIG_FILE, STATE_FILE, VOCAB_FILE = "config.json", "state.pt", "vocabulary.json"
+
+
+# --- small pure pieces (unit-tested on their own) ------------------------------------------------
+
+
+def triplet_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor,
+                 margin: float) -> torch.Tensor:
+    """Citeomatic's loss on L2-normalised rows: mean of max(0, margin - cos(a, p) + cos(a, n))."""
+    pos = (anchor * positive).sum(-1)
+    neg = (anchor * negative).sum(-1)
+    return torch.relu(margin - pos + neg).mean()
+
+
+def cited_by_cited(citations: sp.csr_matrix, query: int) -> np.ndarray:
+    """Papers cited by the query's references but not by the query itself (nor the query): close to the
+    citations in the graph, yet not chosen, so they make informative negatives."""
+    refs = citations.indices[citations.indptr[query]:citations.indptr[query + 1]]
+    if len(refs) == 0:
+        return np.zeros(0, dtype=np.int64)
+    second = np.unique(citations[refs].indices).astype(np.int64)
+    return np.setdiff1d(second, np.append(refs, query).astype(np.int64), assume_unique=False)
+
+
+def hard_negatives(query: int, neighbours: np.ndarray, cited: np.ndarray, embeddings: np.ndarray,
+                   max_cosine: float) -> np.ndarray:
+    """Nearest neighbours of the query that it does not cite, dropping those whose cosine to some true
+    citation reaches `max_cosine` (they are likely relevant papers the authors just did not cite)."""
+    cand = np.asarray(neighbours, dtype=np.int64)
+    cand = cand[(cand >= 0) & (cand != query)]
+    cand = cand[~np.isin(cand, cited)]
+    if len(cand) == 0 or len(cited) == 0:
+        return cand
+    sims = embeddings[cand] @ embeddings[np.asarray(cited, dtype=np.int64)].T
+    return cand[sims.max(axis=1) < max_cosine]
+
+
+def bag_tensors(bags: sp.csr_matrix) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(word ids, offsets, weights) of CSR rows, the input of nn.EmbeddingBag(mode='sum')."""
+    return (torch.from_numpy(bags.indices.astype(np.int64)), torch.from_numpy(bags.indptr[:-1].astype(np.int64)),
+            torch.from_numpy(bags.data.astype(np.float32)))
+
+
+def _normalise(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+# --- nearest-neighbour indexes -------------------------------------------------------------------
+
+
+class ExactIndex:
+    """Exact maximum inner product over L2-normalised rows (so cosine): matrix products over blocks of
+    queries, with the per-query filters (allowed papers, year cap, exclusions) applied before the top-k."""
+
+    kind = "exact"
+
+    def __init__(self, vectors: np.ndarray, years: np.ndarray | None = None, valid: np.ndarray | None = None,
+                 max_block_cells: int = 1 << 25):
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        n = len(self.vectors)
+        self.years = np.full(n, NO_YEAR, dtype=np.int32) if years is None else np.asarray(years)
+        self.valid = np.ones(n, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
+        self.max_block_cells = max_block_cells
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+    def _mask(self, scores: np.ndarray, ids: np.ndarray | None, max_years: np.ndarray | None,
+              exclude: Sequence[Iterable[int]] | None, rows: range) -> None:
+        years = self.years if ids is None else self.years[ids]
+        valid = self.valid if ids is None else self.valid[ids]
+        scores[:, ~valid] = -np.inf
+        if max_years is not None:
+            cap = max_years[rows.start:rows.stop]
+            dated = cap != NO_YEAR
+            if dated.any():
+                late = (years[None, :] > cap[:, None]) & dated[:, None]
+                scores[late] = -np.inf
+        if exclude is not None:
+            for r, q in enumerate(rows):
+                ex = np.fromiter(exclude[q], dtype=np.int64)
+                if len(ex) == 0:
+                    continue
+                if ids is None:
+                    scores[r, ex] = -np.inf
+                else:
+                    scores[r, np.isin(ids, ex)] = -np.inf
+
+    @staticmethod
+    def _top(scores: np.ndarray, ids: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
+        m, n = scores.shape
+        kk = min(k, n)
+        out_i = np.full((m, k), -1, dtype=np.int64)
+        out_s = np.full((m, k), -np.inf, dtype=np.float32)
+        if kk == 0:
+            return out_i, out_s
+        part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk] if kk < n else np.tile(np.arange(n), (m, 1))
+        top = np.take_along_axis(scores, part, axis=1)
+        order = np.argsort(-top, axis=1, kind="stable")
+        part = np.take_along_axis(part, order, axis=1)
+        top = np.take_along_axis(top, order, axis=1)
+        found = np.isfinite(top)
+        out_i[:, :kk] = np.where(found, part if ids is None else ids[part], -1)
+        out_s[:, :kk] = top
+        return out_i, out_s
+
+    def search(self, queries: np.ndarray, k: int, max_years: np.ndarray | None = None,
+               exclude: Sequence[Iterable[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k rows for each query row: (indexes, cosines), best first, -1 / -inf padding when fewer
+        than k papers pass the filters. `max_years[i]` caps the year of query i's results (NO_YEAR: none)."""
+        queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        m, n = len(queries), len(self.vectors)
+        block = max(1, self.max_block_cells // max(n, 1))
+        idx = np.full((m, k), -1, dtype=np.int64)
+        sc = np.full((m, k), -np.inf, dtype=np.float32)
+        for start in range(0, m, block):
+            rows = range(start, min(m, start + block))
+            scores = queries[rows.start:rows.stop] @ self.vectors.T
+            self._mask(scores, None, max_years, exclude, rows)
+            idx[rows.start:rows.stop], sc[rows.start:rows.stop] = self._top(scores, None, k)
+        return idx, sc
+
+
+class IVFIndex(ExactIndex):
+    """Inverted-file index: spherical k-means cells; a query scans only the `nprobe` cells whose centroids
+    are closest, exactly. Approximate (a neighbour in an unprobed cell is missed), much less work."""
+
+    kind = "ivf"
+
+    def __init__(self, vectors: np.ndarray, years: np.ndarray | None = None, valid: np.ndarray | None = None,
+                 nlist: int | None = None, nprobe: int = 16, iterations: int = 8, sample: int = 65_536,
+                 seed: int = 0):
+        super().__init__(vectors, years, valid)
+        n = len(self.vectors)
+        rng = np.random.default_rng(seed)
+        self.nlist = max(1, min(n, nlist or int(round(np.sqrt(max(n, 1))))))
+        self.nprobe = max(1, min(nprobe, self.nlist))
+        train = self.vectors[rng.choice(n, size=min(n, sample), replace=False)] if n else self.vectors
+        centroids = train[rng.choice(len(train), size=self.nlist, replace=False)].copy() if n else train
+        for _ in range(iterations):
+            assign = self._assign(train, centroids)
+            sums = np.zeros_like(centroids)
+            np.add.at(sums, assign, train)
+            empty = np.bincount(assign, minlength=self.nlist) == 0
+            sums[empty] = train[rng.choice(len(train), size=int(empty.sum()))]
+            centroids = _normalise(sums)
+        self.centroids = centroids
+        assign = self._assign(self.vectors, centroids)
+        self.order = np.argsort(assign, kind="stable")
+        self.offsets = np.searchsorted(assign[self.order], np.arange(self.nlist + 1))
+        self.sorted_vectors = self.vectors[self.order]
+
+    @staticmethod
+    def _assign(x: np.ndarray, centroids: np.ndarray, block: int = 65_536) -> np.ndarray:
+        out = np.empty(len(x), dtype=np.int64)
+        for s in range(0, len(x), block):
+            out[s:s + block] = np.argmax(x[s:s + block] @ centroids.T, axis=1)
+        return out
+
+    def search(self, queries: np.ndarray, k: int, max_years: np.ndarray | None = None,
+               exclude: Sequence[Iterable[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        m = len(queries)
+        idx = np.full((m, k), -1, dtype=np.int64)
+        sc = np.full((m, k), -np.inf, dtype=np.float32)
+        cells = np.argsort(-(queries @ self.centroids.T), axis=1)[:, :self.nprobe]
+        for q in range(m):
+            pos = np.concatenate([np.arange(self.offsets[c], self.offsets[c + 1]) for c in cells[q]])
+            ids = self.order[pos]
+            scores = (self.sorted_vectors[pos] @ queries[q])[None, :]
+            self._mask(scores, ids, max_years, exclude, range(q, q + 1))
+            idx[q], sc[q] = self._top(scores, ids, k)
+        return idx, sc
+
+
+def make_index(kind: str, vectors: np.ndarray, years: np.ndarray | None = None, valid: np.ndarray | None = None,
+               **options) -> ExactIndex:
+    if kind == "exact":
+        return ExactIndex(vectors, years, valid)
+    if kind == "ivf":
+        return IVFIndex(vectors, years, valid, **options)
+    raise ValueError(f"unknown index kind {kind!r} (exact, ivf)")
+
+
+# --- the model ------------------------------------------------------------------------------------
+
+
+class _Embedder(nn.Module):
+    """Sum of word vectors per field, each field's sum normalised, fields mixed by learned scalars."""
+
+    def __init__(self, n_words: int, dim: int, seed: int):
+        super().__init__()
+        self.words = nn.EmbeddingBag(max(n_words, 1), dim, mode="sum", sparse=True)
+        g = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            self.words.weight.normal_(0.0, 1.0 / np.sqrt(dim), generator=g)
+        self.field_weights = nn.Parameter(torch.ones(2))
+
+    def forward(self, title: tuple, abstract: tuple) -> torch.Tensor:
+        t = nn.functional.normalize(self.words(*title[:2], per_sample_weights=title[2]), dim=-1)
+        a = nn.functional.normalize(self.words(*abstract[:2], per_sample_weights=abstract[2]), dim=-1)
+        return nn.functional.normalize(self.field_weights[0] * t + self.field_weights[1] * a, dim=-1)
+
+
+class NNSelect:
+    """Citeomatic's candidate selector: a text-only document embedding trained so that a paper lies closer
+    to what it cites than to other papers, and an index over a paper collection that returns a query's
+    nearest neighbours plus the papers those neighbours cite, never the query itself nor its future."""
+
+    def __init__(self, *, dim: int = 100, max_vocab: int = 50_000, min_df: int = 2, margin: float = 0.3,
+                 lr: float = 0.02, batch_size: int = 512, epochs: int = 4, max_triplets: int = 400_000,
+                 random_negatives: float = 0.4, hard_negatives: float = 0.4, cited_by_cited_negatives: float = 0.2,
+                 hard_k: int = 20, hard_max_cosine: float = 0.9, k_nn: int = 50, expand_citations: bool = True,
+                 index: str = "exact", nprobe: int = 16, seed: int = 0):
+        self.dim = dim
+        self.max_vocab = max_vocab
+        self.min_df = min_df
+        self.margin = margin
+        self.lr = lr
+        self.batch_size = batch_size
+        self.epochs = epochs
+        self.max_triplets = max_triplets
+        self.random_negatives = random_negatives
+        self.hard_negatives = hard_negatives
+        self.cited_by_cited_negatives = cited_by_cited_negatives
+        self.hard_k = hard_k
+        self.hard_max_cosine = hard_max_cosine
+        self.k_nn = k_nn
+        self.expand_citations = expand_citations
+        self.index = index
+        self.nprobe = nprobe
+        self.seed = seed
+
+    # --- configuration ---------------------------------------------------------------------------
+
+    _PARAMS = ("dim", "max_vocab", "min_df", "margin", "lr", "batch_size", "epochs", "max_triplets",
+               "random_negatives", "hard_negatives", "cited_by_cited_negatives", "hard_k", "hard_max_cosine",
+               "k_nn", "expand_citations", "index", "nprobe", "seed")
+
+    def get_params(self) -> dict:
+        return {name: getattr(self, name) for name in self._PARAMS}
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise NotFitted("NNSelect is not fitted: call fit() or load() first")
+
+    def _check_indexed(self) -> None:
+        self._check_fitted()
+        if not hasattr(self, "corpus_"):
+            raise NotFitted("NNSelect has no paper index: call index(snapshot) after load()")
+
+    # --- training --------------------------------------------------------------------------------
+
+    def fit(self, snapshot: GraphSnapshot, as_of: int | None = None, epochs: int | None = None,
+            queries: Sequence[int] | None = None, quiet: bool = True) -> NNSelect:
+        """Learn the vocabulary and word vectors from `snapshot` as of `as_of` (all of it when None), then
+        index that snapshot. `queries` restricts the citing papers trained on (indexes into the as-of
+        snapshot); by default every paper with text that cites a paper with text."""
+        train = snapshot.as_of(as_of) if as_of is not None else snapshot
+        epochs = self.epochs if epochs is None else epochs
+        rng = np.random.default_rng(self.seed)
+        texts = (train.text(i) for i in range(train.n_papers))
+        self.vocabulary_ = Vocabulary.build(texts, max_size=self.max_vocab, min_df=self.min_df)
+        self.model_ = _Embedder(len(self.vocabulary_), self.dim, self.seed)
+        corpus = Corpus.of(train, self.vocabulary_)
+        cit = train.citations.tocsr()
+        cit = (sp.diags(corpus.has_text.astype(np.float32)) @ cit @ sp.diags(corpus.has_text.astype(np.float32)))
+        cit = sp.csr_matrix(cit)
+        cit.eliminate_zeros()
+        src = np.repeat(np.arange(cit.shape[0]), np.diff(cit.indptr))
+        dst = cit.indices.astype(np.int64)
+        if queries is not None:
+            keep = np.isin(src, np.asarray(queries, dtype=np.int64))
+            src, dst = src[keep], dst[keep]
+        self.history_ = []
+        sparse_opt = torch.optim.SparseAdam(list(self.model_.words.parameters()), lr=self.lr)
+        dense_opt = torch.optim.Adam([self.model_.field_weights], lr=self.lr)
+        text_ids = np.flatnonzero(corpus.has_text)
+        for epoch in range(epochs):
+            t0 = time.perf_counter()
+            if len(src) > self.max_triplets:
+                pick = np.sort(rng.choice(len(src), size=self.max_triplets, replace=False))
+                e_src, e_dst = src[pick], dst[pick]
+            else:
+                e_src, e_dst = src, dst
+            if len(e_src) == 0 or len(text_ids) < 3:
+                break
+            emb = self._embed_bags(corpus.bags)
+            neg = self._sample_negatives(e_src, e_dst, cit, corpus, emb, text_ids, rng)
+            order = rng.permutation(len(e_src))
+            e_src, e_dst, neg = e_src[order], e_dst[order], neg[order]
+            total, steps = 0.0, 0
+            bar = progress(total=len(e_src), desc=f"nnselect epoch {epoch + 1}/{epochs}", unit="triplet",
+                           quiet=quiet)
+            self.model_.train()
+            for s in range(0, len(e_src), self.batch_size):
+                q, p, n = e_src[s:s + self.batch_size], e_dst[s:s + self.batch_size], neg[s:s + self.batch_size]
+                docs, inverse = np.unique(np.concatenate([q, p, n]), return_inverse=True)
+                out = self._forward(corpus.bags.rows(docs))
+                b = len(q)
+                inv = torch.from_numpy(inverse)
+                loss = triplet_loss(out[inv[:b]], out[inv[b:2 * b]], out[inv[2 * b:]], self.margin)
+                sparse_opt.zero_grad()
+                dense_opt.zero_grad()
+                loss.backward()
+                sparse_opt.step()
+                dense_opt.step()
+                total += float(loss) * b
+                steps += b
+                bar.update(b)
+            bar.close()
+            seconds = time.perf_counter() - t0
+            self.history_.append({"epoch": epoch + 1, "loss": total / max(steps, 1), "triplets": steps,
+                                  "seconds": round(seconds, 2), "triplets_per_s": round(steps / max(seconds, 1e-9))})
+        self.model_.eval()
+        self.index_snapshot(train, corpus)
+        return self
+
+    def _sample_negatives(self, src: np.ndarray, dst: np.ndarray, cit: sp.csr_matrix, corpus: Corpus,
+                          emb: np.ndarray, text_ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One negative per (query, positive) edge: random, a hard nearest neighbour from the current index
+        (the previous epoch's model), or a paper cited by the citations; random when a kind has none."""
+        shares = np.array([self.random_negatives, self.hard_negatives, self.cited_by_cited_negatives], float)
+        shares = shares / shares.sum() if shares.sum() > 0 else np.array([1.0, 0.0, 0.0])
+        kind = rng.choice(3, size=len(src), p=shares)
+        neg = text_ids[rng.integers(len(text_ids), size=len(src))]
+        pools: dict[int, np.ndarray] = {}
+        if shares[1] > 0:
+            need = np.unique(src[kind == 1])
+            if len(need):
+                index = ExactIndex(emb, corpus.years, corpus.has_text)
+                excl = [cit.indices[cit.indptr[q]:cit.indptr[q + 1]].tolist() + [int(q)] for q in need]
+                nbrs, _ = index.search(emb[need], self.hard_k, max_years=corpus.years[need], exclude=excl)
+                for q, row in zip(need.tolist(), nbrs):
+                    cited = cit.indices[cit.indptr[q]:cit.indptr[q + 1]]
+                    pools[q] = hard_negatives(q, row, cited, emb, self.hard_max_cosine)
+        cbc: dict[int, np.ndarray] = {}
+        if shares[2] > 0:
+            for q in np.unique(src[kind == 2]).tolist():
+                cbc[q] = cited_by_cited(cit, q)
+        for i in np.flatnonzero(kind > 0):
+            q = int(src[i])
+            pool = pools.get(q) if kind[i] == 1 else cbc.get(q)
+            if pool is not None and len(pool):
+                neg[i] = pool[rng.integers(len(pool))]
+        # A random draw that hit one of the query's citations (or itself) is no negative: redraw (rare).
+        for _ in range(3):
+            bad = np.flatnonzero((neg == src) | (np.asarray(cit[src, neg]).ravel() > 0))
+            if len(bad) == 0:
+                break
+            neg[bad] = text_ids[rng.integers(len(text_ids), size=len(bad))]
+        return neg
+
+    def _forward(self, bags: Bags) -> torch.Tensor:
+        return self.model_(bag_tensors(bags.title), bag_tensors(bags.abstract))
+
+    # --- encoding and search ---------------------------------------------------------------------
+
+    def _embed_bags(self, bags: Bags) -> np.ndarray:
+        words = self.model_.words.weight.detach().numpy()
+        w = self.model_.field_weights.detach().numpy()
+        title = _normalise(np.asarray(bags.title @ words))
+        abstract = _normalise(np.asarray(bags.abstract @ words))
+        return _normalise(w[0] * title + w[1] * abstract)
+
+    def encode(self, titles: Sequence[str | None], abstracts: Sequence[str | None]) -> np.ndarray:
+        """L2-normalised embeddings (n x dim, float32); a text without known words gives a zero row."""
+        self._check_fitted()
+        return self._embed_bags(Bags.of(self.vocabulary_, titles, abstracts))
+
+    def index_snapshot(self, snapshot: GraphSnapshot, corpus: Corpus | None = None) -> NNSelect:
+        """Embed every paper of `snapshot` and index them: the collection candidates come from."""
+        self._check_fitted()
+        corpus = corpus if corpus is not None and corpus.matches(snapshot) else Corpus.of(snapshot, self.vocabulary_)
+        self.corpus_ = corpus
+        self.embeddings_ = self._embed_bags(corpus.bags)
+        self.index_ = make_index(self.index, self.embeddings_, corpus.years, corpus.has_text,
+                                 **({"nprobe": self.nprobe, "seed": self.seed} if self.index == "ivf" else {}))
+        return self
+
+    def candidates(self, title: str | None, abstract: str | None, year: int | None = None,
+                   exclude_ids: Iterable[str] = (), exclude: Iterable[int] = (),
+                   k_nn: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Candidate papers for a draft: its `k_nn` nearest neighbours and the papers they cite, none after
+        `year`, none excluded (by id, DOI in any spelling, or index). Returns (indexes, cosines), best first."""
+        self._check_indexed()
+        q = self.encode([title], [abstract])[0]
+        excluded = set(self.corpus_.lookup(exclude_ids)) | {int(i) for i in exclude}
+        return self.candidates_for_vector(q, year, excluded, k_nn)
+
+    def candidates_for_vector(self, q: np.ndarray, year: int | None, excluded: set[int],
+                              k_nn: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        corpus = self.corpus_
+        k = self.k_nn if k_nn is None else k_nn
+        cap = np.array([NO_YEAR if year is None else year], dtype=np.int64)
+        nbrs, _ = self.index_.search(q[None, :], k, max_years=cap, exclude=[sorted(excluded)])
+        nbrs = nbrs[0][nbrs[0] >= 0]
+        if self.expand_citations and len(nbrs):
+            cit = corpus.snapshot.citations
+            cited = np.unique(cit[nbrs].indices).astype(np.int64)
+            allowed = corpus.allowed(year, excluded)
+            cand = np.union1d(nbrs, cited[allowed[cited]])
+        else:
+            cand = nbrs
+        sims = self.embeddings_[cand] @ q
+        order = np.argsort(-sims, kind="stable")
+        return cand[order], sims[order].astype(np.float32)
+
+    # --- persistence -----------------------------------------------------------------------------
+
+    def save(self, directory: str | Path) -> Path:
+        """config.json (hyperparameters, version), state.pt (torch state dict), vocabulary.json."""
+        self._check_fitted()
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        config = {"model": MODEL_NAME, "version": VERSION, "params": self.get_params(),
+                  "vocabulary": self.vocabulary_.fingerprint(), "history": self.history_}
+        (d / CONFIG_FILE).write_text(json.dumps(config, indent=2), encoding="utf-8")
+        torch.save(self.model_.state_dict(), d / STATE_FILE)
+        self.vocabulary_.save(d / VOCAB_FILE)
+        return d
+
+    @classmethod
+    def load(cls, directory: str | Path, snapshot: GraphSnapshot | None = None) -> NNSelect:
+        """A saved model; indexes `snapshot` when given (else call index_snapshot before candidates)."""
+        d = Path(directory)
+        try:
+            config = json.loads((d / CONFIG_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise NotFitted(f"no NNSelect model in {d}: {e}") from e
+        if config.get("model") != MODEL_NAME or config.get("version") != VERSION:
+            raise NotFitted(f"{d} holds {config.get('model')} version {config.get('version')}, "
+                            f"this code reads {MODEL_NAME} version {VERSION}")
+        params = config["params"]
+        unknown = set(params) - set(cls._PARAMS)
+        if unknown:
+            raise NotFitted(f"{d}: unknown NNSelect parameters {sorted(unknown)}")
+        model = cls(**params)
+        try:
+            model.vocabulary_ = Vocabulary.load(d / VOCAB_FILE)
+            state = torch.load(d / STATE_FILE, weights_only=True)
+        except (OSError, ValueError, RuntimeError) as e:
+            raise NotFitted(f"cannot read the NNSelect model in {d}: {e}") from e
+        if model.vocabulary_.fingerprint() != config.get("vocabulary"):
+            raise NotFitted(f"{d}: vocabulary does not match the model")
+        model.model_ = _Embedder(len(model.vocabulary_), model.dim, model.seed)
+        try:
+            model.model_.load_state_dict(state)
+        except RuntimeError as e:
+            raise NotFitted(f"{d}: weights do not fit the configuration: {e}") from e
+        model.model_.eval()
+        model.history_ = config.get("history", [])
+        if snapshot is not None:
+            model.index_snapshot(snapshot)
+        return model
+
+
+__all__ = ["ExactIndex", "IVFIndex", "NNSelect", "bag_tensors", "cited_by_cited", "hard_negatives", "make_index",
+           "triplet_loss"]

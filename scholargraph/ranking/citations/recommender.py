@@ -1,0 +1,268 @@
+"""Citation recommendation: NNSelect candidates re-ranked by NNRank, explanations, and the evaluation harness."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from scholargraph.errors import NotFitted
+from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
+from scholargraph.progress import progress
+from scholargraph.ranking import metrics
+from scholargraph.ranking.citations.bm25 import BM25
+from scholargraph.ranking.citations.nnrank import NNRank
+from scholargraph.ranking.citations.nnselect import NNSelect
+from scholargraph.ranking.citations.text import Bags, shared_terms
+
+
+class Recommendation(NamedTuple):
+    """One suggested citation: index into the selector's snapshot, score (higher is better), and the key
+    terms the draft shares with it (highest IDF first)."""
+
+    paper_index: int
+    score: float
+    explanation: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Query:
+    """A draft to recommend citations for: its id (excluded from its own results, DOI in any spelling)."""
+
+    id: str
+    title: str | None
+    abstract: str | None
+    year: int | None = None
+
+
+def read_queries(path: str | Path) -> list[Query]:
+    """JSON lines {id, title, abstract, year} (the synthetic world's and ACM-CR's query files)."""
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                d = json.loads(line)
+                out.append(Query(str(d["id"]), d.get("title"), d.get("abstract"), d.get("year")))
+    return out
+
+
+class CitationRecommender:
+    """Citeomatic's composition: `selector` proposes candidates, `ranker` (optional) re-scores them.
+    `baseline` (optional, a fitted BM25 on the same snapshot) only takes part in `evaluate`."""
+
+    def __init__(self, selector: NNSelect, ranker: NNRank | None = None, baseline: BM25 | None = None,
+                 explain_terms: int = 5):
+        self.selector = selector
+        self.ranker = ranker
+        self.baseline = baseline
+        self.explain_terms = explain_terms
+
+    @property
+    def snapshot(self) -> GraphSnapshot:
+        """The papers recommendations index into."""
+        if not hasattr(self.selector, "corpus_"):
+            raise NotFitted("the selector has no paper index: fit it or call index_snapshot(snapshot)")
+        return self.selector.corpus_.snapshot
+
+    def _ranked(self, title: str | None, abstract: str | None, year: int | None, exclude_ids: Iterable[str],
+                use_ranker: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        cand, cos = self.selector.candidates(title, abstract, year, exclude_ids)
+        if use_ranker and self.ranker is not None and len(cand):
+            s = self.ranker.score(self.selector.corpus_, title, abstract, cand, cos, year)
+            order = np.lexsort((-cos, -s))  # ties (sigmoid saturation) fall back to the selector's order
+            return cand[order], s[order], cos[order]
+        return cand, cos, cos
+
+    def recommend(self, title: str | None, abstract: str | None, year: int | None = None,
+                  exclude_ids: Iterable[str] = (), k: int = 20) -> list[Recommendation]:
+        """The k papers the draft should cite, best first: never a paper in `exclude_ids` (a draft that is
+        itself in the collection passes its own id or DOI) nor one published after `year`."""
+        cand, scores, _ = self._ranked(title, abstract, year, exclude_ids, use_ranker=True)
+        corpus = self.selector.corpus_
+        q = Bags.of(corpus.vocabulary, [title], [abstract])
+        q_words = np.union1d(q.title.indices, q.abstract.indices)
+        out = []
+        for i, s in zip(cand[:k].tolist(), scores[:k].tolist()):
+            t, a = corpus.bags.title, corpus.bags.abstract
+            d_words = np.union1d(t.indices[t.indptr[i]:t.indptr[i + 1]], a.indices[a.indptr[i]:a.indptr[i + 1]])
+            out.append(Recommendation(i, float(s), tuple(shared_terms(corpus.vocabulary, q_words, d_words,
+                                                                      self.explain_terms))))
+        return out
+
+    def evaluate(self, queries: Sequence[Query], qrels: Mapping[str, Mapping[str, int]], ks: Sequence[int] = (20, 100),
+                 quiet: bool = True) -> dict[str, dict[str, float]]:
+        """F1@ks[0], MRR and Recall@k for each k, per system side by side: "bm25" (when a baseline is set),
+        "nnselect" (candidates ranked by the selector's cosine), "nnselect+nnrank" (when a ranker is set).
+        Only queries with judgments count; each gets `exclude_ids=(its id,)` and its year."""
+        depth = max(ks)
+        runs: dict[str, dict[str, list[str]]] = {}
+        seconds: dict[str, float] = {}
+        ids = self.snapshot.paper_ids
+        judged = [q for q in queries if qrels.get(q.id)]
+        candidates_found: list[float] = []
+        for q in progress(judged, desc="evaluate", unit="query", quiet=quiet):
+            if self.baseline is not None:
+                t0 = time.perf_counter()
+                hits = self.baseline.recommend(q.title, q.abstract, q.year, (q.id,), depth)
+                seconds["bm25"] = seconds.get("bm25", 0.0) + time.perf_counter() - t0
+                b_ids = self.baseline.snapshot_.paper_ids
+                runs.setdefault("bm25", {})[q.id] = [b_ids[i] for i, _ in hits]
+            t0 = time.perf_counter()
+            cand, cos = self.selector.candidates(q.title, q.abstract, q.year, (q.id,))
+            seconds["nnselect"] = seconds.get("nnselect", 0.0) + time.perf_counter() - t0
+            runs.setdefault("nnselect", {})[q.id] = [ids[i] for i in cand[:depth]]
+            gold = {d for d, g in qrels[q.id].items() if g > 0}
+            candidates_found.append(len(gold.intersection(ids[i] for i in cand)) / max(len(gold), 1))
+            if self.ranker is not None:
+                s = self.ranker.score(self.selector.corpus_, q.title, q.abstract, cand, cos, q.year)
+                order = np.lexsort((-cos, -s))
+                seconds["nnselect+nnrank"] = seconds.get("nnselect+nnrank", 0.0) + time.perf_counter() - t0
+                runs.setdefault("nnselect+nnrank", {})[q.id] = [ids[i] for i in cand[order][:depth]]
+        judged_qrels = {q.id: qrels[q.id] for q in judged}
+        out = {name: score_run(run, judged_qrels, ks) for name, run in runs.items()}
+        for name in out:
+            out[name]["ms_per_query"] = 1000.0 * seconds.get(name, 0.0) / max(len(judged), 1)
+        if "nnselect" in out:
+            out["nnselect"]["candidate_recall"] = float(np.mean(candidates_found)) if candidates_found else 0.0
+        return out
+
+
+def score_run(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
+              ks: Sequence[int] = (20, 100)) -> dict[str, float]:
+    """F1@ks[0], MRR, Recall@k per k, and the number of judged queries, for one system's run."""
+    out = {f"f1@{ks[0]}": metrics.mean_over_queries(metrics.f1_at_k, run, qrels, k=ks[0]),
+           "mrr": metrics.mean_over_queries(metrics.reciprocal_rank, run, qrels)}
+    for k in ks:
+        out[f"recall@{k}"] = metrics.mean_over_queries(metrics.recall_at_k, run, qrels, k=k)
+    out["queries"] = float(sum(1 for rel in qrels.values() if rel))
+    return out
+
+
+# --- evaluation sets ------------------------------------------------------------------------------
+
+
+@dataclass
+class TimeSplit:
+    """Train on `train` (the snapshot as of the split year); `queries` are the later papers, `qrels` their
+    references into `train` (ids)."""
+
+    train: GraphSnapshot
+    queries: list[Query]
+    qrels: dict[str, dict[str, int]]
+    year: int
+
+
+def time_split_queries(snapshot: GraphSnapshot, year: int, max_queries: int | None = None, min_refs: int = 1,
+                       seed: int = 0) -> TimeSplit:
+    """Papers published after `year` become queries; their gold is what they cite among papers of `year`
+    or before that have text (what a recommender over the as-of snapshot could return). `max_queries`
+    samples them (seeded)."""
+    train = snapshot.as_of(year)
+    has_text = np.array([bool(snapshot.text(i)) for i in range(snapshot.n_papers)], dtype=bool)
+    years = snapshot.paper_year
+    later = np.flatnonzero((years != NO_YEAR) & (years > year) & has_text & ~snapshot.paper_stub)
+    cit = sp.csr_matrix(snapshot.citations)
+    train_ids = set(train.paper_ids)
+    queries: list[Query] = []
+    qrels: dict[str, dict[str, int]] = {}
+    for q in later.tolist():
+        refs = cit.indices[cit.indptr[q]:cit.indptr[q + 1]]
+        gold = [snapshot.paper_ids[j] for j in refs.tolist()
+                if years[j] != NO_YEAR and years[j] <= year and has_text[j] and snapshot.paper_ids[j] in train_ids]
+        if len(gold) < min_refs:
+            continue
+        pid = snapshot.paper_ids[q]
+        queries.append(Query(pid, snapshot.titles[q] if snapshot.titles else None,
+                             snapshot.abstracts[q] if snapshot.abstracts else None, int(years[q])))
+        qrels[pid] = {g: 1 for g in gold}
+    if max_queries is not None and len(queries) > max_queries:
+        rng = np.random.default_rng(seed)
+        pick = np.sort(rng.choice(len(queries), size=max_queries, replace=False))
+        queries = [queries[i] for i in pick]
+        qrels = {q.id: qrels[q.id] for q in queries}
+    return TimeSplit(train, queries, qrels, year)
+
+
+def weak_citation_graph(snapshot: GraphSnapshot, keywords: Mapping[str, Sequence[str]] | None = None,
+                        per_paper: int = 10, max_keyword_df: int = 300, min_shared: int = 2,
+                        author_refs: int = 3) -> GraphSnapshot:
+    """A pseudo-citation graph for a collection without references (ACM-CR): paper i "cites" up to
+    `author_refs` of its authors' latest earlier papers (self-citation is the commonest kind), then the
+    earlier-or-same-year papers sharing the most author keywords with it (at least `min_shared`, summed by
+    keyword IDF; keywords in more than `max_keyword_df` papers are too generic to pair on), up to
+    `per_paper` in all. The papers, years and texts are the snapshot's; only the edges are new."""
+    n = snapshot.n_papers
+    years = snapshot.paper_year.astype(np.int64)
+    dated = years != NO_YEAR
+    edges: list[set[int]] = [set() for _ in range(n)]
+    if keywords:
+        vocab: dict[str, int] = {}
+        rows, cols = [], []
+        for pid, words in keywords.items():
+            i = snapshot.paper_index.get(pid)
+            if i is None:
+                continue
+            for w in {" ".join(k.lower().split()) for k in words if k and k.strip()}:
+                rows.append(i)
+                cols.append(vocab.setdefault(w, len(vocab)))
+        kw = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(n, max(len(vocab), 1)))
+        kw.data[:] = 1.0
+        df = np.asarray(kw.sum(axis=0)).ravel()
+        usable = (df >= 2) & (df <= max_keyword_df)
+        idf = np.where(usable, np.log(n / np.maximum(df, 1)), 0.0).astype(np.float32)
+        weighted = sp.csr_matrix(kw @ sp.diags(idf))
+        binary = sp.csr_matrix(kw @ sp.diags(usable.astype(np.float32)))
+        kwt = sp.csr_matrix(binary.T)
+        rows_with = np.flatnonzero((np.diff(binary.indptr) > 0) & dated)
+        for start in range(0, len(rows_with), 512):
+            block = rows_with[start:start + 512]
+            shared = sp.csr_matrix(binary[block] @ kwt)  # usable keywords each paper shares with each other
+            scores = sp.csr_matrix(binary[block] @ weighted.T)  # the same pairs, summed by keyword IDF
+            for r, i in enumerate(block.tolist()):
+                lo, hi = shared.indptr[r], shared.indptr[r + 1]
+                cand, count = shared.indices[lo:hi], shared.data[lo:hi]
+                keep = (count >= min_shared) & (cand != i)
+                cand = cand[keep]
+                cand = cand[dated[cand] & (years[cand] <= years[i])]
+                if len(cand) == 0:
+                    continue
+                lo, hi = scores.indptr[r], scores.indptr[r + 1]
+                row = dict(zip(scores.indices[lo:hi].tolist(), scores.data[lo:hi].tolist()))
+                score = np.array([row.get(c, 0.0) for c in cand.tolist()])
+                edges[i].update(cand[np.lexsort((cand, -score))][:per_paper].tolist())
+    if author_refs > 0 and snapshot.n_authors:
+        added = np.zeros(n, dtype=np.int64)
+        by_author = sp.csr_matrix(snapshot.authorship)
+        for a in range(by_author.shape[0]):
+            papers = by_author.indices[by_author.indptr[a]:by_author.indptr[a + 1]]
+            papers = papers[dated[papers]]
+            if len(papers) < 2:
+                continue
+            papers = papers[np.lexsort((papers, years[papers]))]
+            for k in range(1, len(papers)):
+                i = int(papers[k])
+                earlier = papers[:k][years[papers[:k]] < years[i]]
+                for j in earlier[::-1].tolist():
+                    if added[i] >= author_refs:
+                        break
+                    if j not in edges[i]:
+                        edges[i].add(int(j))
+                        added[i] += 1
+    src = np.repeat(np.arange(n), [len(e) for e in edges])
+    dst = np.fromiter((j for e in edges for j in sorted(e)), dtype=np.int64, count=len(src))
+    cit = sp.csr_matrix((np.ones(len(src), np.float32), (src, dst)), shape=(n, n))
+    return GraphSnapshot(paper_ids=snapshot.paper_ids, paper_year=snapshot.paper_year, paper_stub=snapshot.paper_stub,
+                         paper_venue=snapshot.paper_venue, author_ids=snapshot.author_ids,
+                         venue_ids=snapshot.venue_ids, citations=cit, authorship=snapshot.authorship,
+                         titles=snapshot.titles, abstracts=snapshot.abstracts, author_names=snapshot.author_names,
+                         venue_names=snapshot.venue_names, extra={**snapshot.extra, "weak_citations": True})
+
+
+__all__ = ["CitationRecommender", "Query", "Recommendation", "TimeSplit", "read_queries", "score_run",
+           "time_split_queries", "weak_citation_graph"]

@@ -1,0 +1,224 @@
+"""Tokenisation, a capped vocabulary with IDF, and per-field bag-of-words matrices for the citation models."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from scholargraph.graph.records import normalize_doi
+from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
+
+FIELDS = ("title", "abstract")
+
+# English function words plus the boilerplate of abstracts: they carry no topic, and dropping them
+# keeps bags short (faster) and intersections meaningful.
+STOPWORDS = frozenset("""
+a about above after again against all also although am an and any are as at be because been before being
+below between both but by can could did do does doing down during each either et etc few for from further
+had has have having he her here hers him his how however i if in into is it its itself just may me might
+more most much must my neither no nor not now of off on once only or other our ours out over own per same
+she should since so some such than that the their theirs them then there therefore these they this those
+through thus to too under until up upon us very via was we were what when where whether which while who
+whom why will with within without would yet you your
+""".split())
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def tokenize(text: str | None) -> list[str]:
+    """Lower-cased word tokens of at least two characters, without stop words and bare numbers."""
+    if not text:
+        return []
+    return [w for w in _TOKEN.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS and not w.isdigit()]
+
+
+class Vocabulary:
+    """Words kept for the models (most frequent by document frequency, capped) and their IDF.
+
+    OOV words are dropped when texts become bags. IDF is the BM25 form log(1 + (N - df + .5) / (df + .5)):
+    positive for every word, high for rare ones."""
+
+    VERSION = 1
+
+    def __init__(self, words: Sequence[str], df: Sequence[int], n_docs: int):
+        if len(words) != len(df):
+            raise ValueError("words and df must have the same length")
+        self.words = list(words)
+        self.df = np.asarray(df, dtype=np.int64)
+        self.n_docs = int(n_docs)
+        self.index = {w: i for i, w in enumerate(self.words)}
+        self.idf = np.log1p((self.n_docs - self.df + 0.5) / (self.df + 0.5)).astype(np.float32)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @classmethod
+    def build(cls, texts: Iterable[str | None], max_size: int = 50_000, min_df: int = 2) -> Vocabulary:
+        """From documents (each the full text of one paper): the `max_size` words with the highest
+        document frequency among those in at least `min_df` documents (ties broken alphabetically)."""
+        counts: Counter[str] = Counter()
+        n = 0
+        for text in texts:
+            n += 1
+            counts.update(set(tokenize(text)))
+        kept = sorted(((w, c) for w, c in counts.items() if c >= min_df), key=lambda wc: (-wc[1], wc[0]))
+        kept = kept[:max_size]
+        return cls([w for w, _ in kept], [c for _, c in kept], n)
+
+    def ids(self, text: str | None) -> list[int]:
+        index = self.index
+        return [index[w] for w in tokenize(text) if w in index]
+
+    def bags(self, texts: Sequence[str | None], binary: bool = False) -> sp.csr_matrix:
+        """Documents x words counts (or 0/1 with `binary`), float32 CSR with sorted indices."""
+        ids = [self.ids(t) for t in texts]
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        indptr = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int32, count=int(indptr[-1]))
+        m = sp.csr_matrix((np.ones(len(indices), dtype=np.float32), indices, indptr),
+                          shape=(len(ids), len(self.words)))
+        m.sum_duplicates()  # also sorts the indices
+        if binary:
+            m.data[:] = 1.0
+        return m
+
+    def fingerprint(self) -> str:
+        """A short hash of the word list: models sharing bags must share it."""
+        return hashlib.sha1("\n".join(self.words).encode("utf-8")).hexdigest()[:16]
+
+    # --- persistence ------------------------------------------------------------------------------
+
+    def to_json(self) -> dict:
+        return {"version": self.VERSION, "n_docs": self.n_docs, "words": self.words, "df": self.df.tolist()}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Vocabulary:
+        if data.get("version") != cls.VERSION:
+            raise ValueError(f"vocabulary version {data.get('version')!r}, expected {cls.VERSION}")
+        return cls(data["words"], data["df"], data["n_docs"])
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json()), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Vocabulary:
+        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+@dataclass
+class Bags:
+    """Per-field bag-of-words matrices of a set of documents (same rows in each)."""
+
+    title: sp.csr_matrix
+    abstract: sp.csr_matrix
+
+    @classmethod
+    def of(cls, vocabulary: Vocabulary, titles: Sequence[str | None], abstracts: Sequence[str | None]) -> Bags:
+        if len(titles) != len(abstracts):
+            raise ValueError("titles and abstracts must have the same length")
+        return cls(vocabulary.bags(titles), vocabulary.bags(abstracts))
+
+    def __len__(self) -> int:
+        return self.title.shape[0]
+
+    def fields(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        return self.title, self.abstract
+
+    def rows(self, index: np.ndarray | Sequence[int]) -> Bags:
+        index = np.asarray(index, dtype=np.int64)
+        return Bags(self.title[index], self.abstract[index])
+
+    def words(self) -> sp.csr_matrix:
+        """0/1 documents x words over all fields (what the explanations and intersections look at)."""
+        m = (self.title + self.abstract).tocsr()
+        m.data[:] = 1.0
+        return m
+
+
+@dataclass
+class Corpus:
+    """A snapshot's papers as the citation models see them: bags per field, years, in-corpus citation
+    counts (as of the snapshot), and which papers can be recommended at all (they have text)."""
+
+    snapshot: GraphSnapshot
+    vocabulary: Vocabulary
+    bags: Bags
+    years: np.ndarray
+    cited_count: np.ndarray
+    has_text: np.ndarray
+
+    @classmethod
+    def of(cls, snapshot: GraphSnapshot, vocabulary: Vocabulary) -> Corpus:
+        n = snapshot.n_papers
+        titles = snapshot.titles if snapshot.titles is not None else [None] * n
+        abstracts = snapshot.abstracts if snapshot.abstracts is not None else [None] * n
+        bags = Bags.of(vocabulary, titles, abstracts)
+        has_text = (np.diff(bags.title.indptr) + np.diff(bags.abstract.indptr)) > 0
+        cited = np.asarray(snapshot.citations.sum(axis=0)).ravel().astype(np.float32)
+        return cls(snapshot, vocabulary, bags, np.asarray(snapshot.paper_year), cited, has_text)
+
+    def __len__(self) -> int:
+        return len(self.years)
+
+    def matches(self, snapshot: GraphSnapshot) -> bool:
+        return self.snapshot is snapshot or self.snapshot.paper_ids == snapshot.paper_ids
+
+    def lookup(self, ids: Iterable[str]) -> list[int]:
+        """Indexes of the papers with these ids (a DOI in any spelling finds its paper); unknown ids are skipped."""
+        index = self.snapshot.paper_index
+        out = []
+        for raw in ids:
+            for key in (raw, raw.lower(), normalize_doi(raw)):
+                if key is not None and key in index:
+                    out.append(index[key])
+                    break
+        return out
+
+    def allowed(self, year: int | None, exclude: Iterable[int] = ()) -> np.ndarray:
+        """Mask of papers a query of `year` may get: with text, not excluded, and not after `year` (undated
+        papers are allowed: only stubs lack a year, and those have no text)."""
+        mask = self.has_text.copy()
+        if year is not None and year != NO_YEAR:
+            mask &= self.years <= year
+        ex = np.fromiter(exclude, dtype=np.int64)
+        if len(ex):
+            mask[ex] = False
+        return mask
+
+
+def shared_terms(vocabulary: Vocabulary, query_words: np.ndarray, doc_words: np.ndarray, top: int = 5) -> list[str]:
+    """The highest-IDF words two documents share (word id arrays, any order)."""
+    common = np.intersect1d(query_words, doc_words)
+    if len(common) == 0:
+        return []
+    order = np.argsort(-vocabulary.idf[common], kind="stable")[:top]
+    return [vocabulary.words[i] for i in common[order]]
+
+
+def intersection_idf(query: sp.csr_matrix, docs: sp.csr_matrix, idf: np.ndarray) -> np.ndarray:
+    """Summed IDF of the words each doc row shares with its query row (row-aligned matrices)."""
+    if query.shape[0] == 0:
+        return np.zeros(0, dtype=np.float32)
+    q = query.copy()
+    q.data[:] = 1.0
+    d = docs.copy()
+    d.data[:] = 1.0
+    return np.asarray(q.multiply(d) @ idf, dtype=np.float32).ravel()
+
+
+def log1p_safe(x: np.ndarray) -> np.ndarray:
+    return np.log1p(np.maximum(x, 0.0)).astype(np.float32)
+
+
+__all__ = ["FIELDS", "STOPWORDS", "Bags", "Corpus", "Vocabulary", "intersection_idf", "shared_terms", "tokenize",
+           "log1p_safe"]

@@ -1,0 +1,416 @@
+"""Reviewer-recommendation evaluation: Soft/Hard P@5/P@10 over judged candidates, baselines, ablations, charts."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from scholargraph.graph import text as textlib
+from scholargraph.ranking.metrics import mean_over_queries, precision_at_k, reciprocal_rank
+from scholargraph.ranking.reviewers.cof import CoF
+from scholargraph.ranking.reviewers.evidence import EvidenceIndex, Query, ReviewerPool, reviewer_profiles
+from scholargraph.ranking.reviewers.reco_rank import (
+    RecoRank,
+    TrainingQuery,
+    judged_queries,
+    self_supervised_queries,
+)
+
+# score(query, pool rows) -> one score per row, higher is better
+Ranker = Callable[[Query, np.ndarray], np.ndarray]
+
+METRICS = ("soft_p5", "soft_p10", "hard_p5", "hard_p10")
+ABLATIONS: dict[str, dict] = {
+    "RECO-Rank": {},
+    "w/o calibration": {"calibration": False},
+    "w/o compensation": {"compensation": False},
+    "w/o gate & reliability": {"gate_reliability": False},
+    "w/o top-k loss": {"topk_loss": False},
+}
+
+
+# --- semantic-only rankers ---------------------------------------------------------------------------------
+
+
+def _top_mean(owner: np.ndarray, scores: np.ndarray, n_rows: int, top: int = 3) -> np.ndarray:
+    """Per owner, the mean of its best `top` scores (-inf for an owner without any)."""
+    out = np.full(n_rows, -np.inf)
+    if len(owner) == 0:
+        return out
+    order = np.lexsort((-scores, owner))
+    o, s = owner[order], scores[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(o)) + 1]
+    pos = np.arange(len(o)) - np.repeat(starts, np.diff(np.r_[starts, len(o)]))
+    keep = pos < top
+    sums = np.bincount(o[keep], weights=s[keep], minlength=n_rows)
+    counts = np.bincount(o[keep], minlength=n_rows)
+    out[counts > 0] = sums[counts > 0] / counts[counts > 0]
+    return out
+
+
+class TfidfRanker:
+    """Semantic-only baseline: TF-IDF cosine (sublinear tf, smoothed idf, the shared tokeniser) between the
+    submission and each of the reviewer's papers; a reviewer scores the mean of their best three."""
+
+    name = "TF-IDF"
+
+    def __init__(self, index: EvidenceIndex, pool: ReviewerPool, texts: Mapping[str, str] | None = None):
+        self.index, self.pool = index, pool
+        snap = index.snapshot
+        vocab: dict[str, int] = {}
+        rows, cols, vals = [], [], []
+        for i in range(snap.n_papers):
+            counts: dict[int, int] = {}
+            for tok in textlib.tokenize(snap.text(i)):
+                j = vocab.setdefault(tok, len(vocab))
+                counts[j] = counts.get(j, 0) + 1
+            rows.extend([i] * len(counts))
+            cols.extend(counts)
+            vals.extend(counts.values())
+        tf = sp.csr_matrix((np.asarray(vals, np.float32), (rows, cols)), shape=(snap.n_papers, max(len(vocab), 1)))
+        df = np.bincount(tf.indices, minlength=tf.shape[1])
+        self.idf = (np.log((snap.n_papers + 1) / (df + 1)) + 1).astype(np.float32)
+        tf.data = 1 + np.log(tf.data)
+        x = tf @ sp.diags(self.idf)
+        norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+        self.x = (sp.diags(np.divide(1, norms, out=np.zeros_like(norms), where=norms > 0)) @ x).tocsr()
+        self.vocab = vocab
+        self.texts = texts or {}
+
+    def query_vector(self, text: str) -> np.ndarray:
+        v = np.zeros(self.x.shape[1], dtype=np.float32)
+        for tok in textlib.tokenize(text):
+            j = self.vocab.get(tok)
+            if j is not None:
+                v[j] += 1
+        nz = v > 0
+        v[nz] = (1 + np.log(v[nz])) * self.idf[nz]
+        n = float(np.linalg.norm(v))
+        return v / n if n > 0 else v
+
+    def query_text(self, q: Query) -> str:
+        if q.id in self.texts:
+            return self.texts[q.id]
+        return self.index.snapshot.text(q.paper_index) if q.paper_index is not None else q.title
+
+    def __call__(self, q: Query, rows: np.ndarray) -> np.ndarray:
+        owner, paper = self.index.eligible_pairs(q, self.pool, rows)
+        qv = self.query_vector(self.query_text(q))
+        scores = self.x[paper] @ qv if len(paper) else np.zeros(0)
+        return _top_mean(owner, np.asarray(scores, dtype=np.float64), len(rows))
+
+
+class BM25Ranker(TfidfRanker):
+    """Semantic-only baseline: BM25 (bm25s, Lucene variant) of the submission against each reviewer paper;
+    a reviewer scores the mean of their best three."""
+
+    name = "BM25"
+
+    def __init__(self, index: EvidenceIndex, pool: ReviewerPool, texts: Mapping[str, str] | None = None):
+        import bm25s
+
+        self.index, self.pool = index, pool
+        self.texts = texts or {}
+        snap = index.snapshot
+        corpus = [textlib.tokenize(snap.text(i)) or [""] for i in range(snap.n_papers)]
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(corpus, show_progress=False)
+        self.known = set(self.bm25.vocab_dict)
+
+    def __call__(self, q: Query, rows: np.ndarray) -> np.ndarray:
+        owner, paper = self.index.eligible_pairs(q, self.pool, rows)
+        toks = [t for t in textlib.tokenize(self.query_text(q)) if t in self.known]
+        if not toks or len(paper) == 0:
+            return _top_mean(owner, np.zeros(len(paper)), len(rows))
+        scores = self.bm25.get_scores(toks)
+        return _top_mean(owner, np.asarray(scores[paper], dtype=np.float64), len(rows))
+
+
+class EmbeddingRanker:
+    """Semantic-only baseline over the index's text vectors (the embedding encoder): mean of the best three
+    cosines."""
+
+    name = "Embedding"
+
+    def __init__(self, index: EvidenceIndex, pool: ReviewerPool):
+        self.index, self.pool = index, pool
+
+    def __call__(self, q: Query, rows: np.ndarray) -> np.ndarray:
+        owner, paper = self.index.eligible_pairs(q, self.pool, rows)
+        if not q.has_text or len(paper) == 0:
+            return _top_mean(owner, np.zeros(len(paper)), len(rows))
+        scores = self.index.text[paper] @ q.text_vector
+        scores = np.where(self.index.has_text[paper], scores, -1.0)
+        return _top_mean(owner, scores.astype(np.float64), len(rows))
+
+
+def model_ranker(model: RecoRank, index: EvidenceIndex, pool: ReviewerPool) -> Ranker:
+    return lambda q, rows: model.score(index, q, pool, rows)
+
+
+def cof_ranker(cof: CoF, index: EvidenceIndex, pool: ReviewerPool) -> Ranker:
+    return lambda q, rows: cof.score(index, q, pool, rows)
+
+
+# --- protocol ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Judgments:
+    """What an evaluation ranks: queries, their judged candidates (the CoF protocol ranks only these) and
+    graded judgments (0-3)."""
+
+    queries: list[Query]
+    qrels: dict[str, dict[str, int]]
+    candidates: dict[str, list[str]]
+    texts: dict[str, str] = field(default_factory=dict)
+
+    def pool(self, index: EvidenceIndex) -> ReviewerPool:
+        ids = sorted({a for c in self.candidates.values() for a in c})
+        return ReviewerPool.from_snapshot(index.snapshot, author_ids=ids)
+
+
+def read_candidates(path: str) -> dict[str, list[str]]:
+    """`qid author_id` lines."""
+    out: dict[str, list[str]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.split()
+            if len(parts) >= 2 and not parts[0].startswith("#"):
+                out.setdefault(parts[0], []).append(parts[1])
+    return out
+
+
+def run_ranker(ranker: Ranker, judgments: Judgments, pool: ReviewerPool) -> dict[str, list[tuple[str, float]]]:
+    """The judged candidates of each query, ranked (ties keep the candidates' file order)."""
+    run = {}
+    for q in judgments.queries:
+        cands = judgments.candidates.get(q.id, [])
+        rows = pool.rows(cands)
+        scores = np.asarray(ranker(q, rows), dtype=np.float64)
+        order = np.argsort(-scores, kind="stable")
+        run[q.id] = [(cands[i], float(scores[i])) for i in order]
+    return run
+
+
+def run_metrics(run: Mapping[str, Sequence[tuple[str, float]]], qrels: Mapping[str, Mapping[str, int]]) -> dict:
+    ranked = {q: [d for d, _ in r] for q, r in run.items()}
+    judged = {q: j for q, j in qrels.items() if q in ranked}
+    out = {}
+    for k in (5, 10):
+        out[f"soft_p{k}"] = mean_over_queries(precision_at_k, ranked, judged, k=k, min_grade=2)
+        out[f"hard_p{k}"] = mean_over_queries(precision_at_k, ranked, judged, k=k, min_grade=3)
+    out["hard_mrr"] = mean_over_queries(reciprocal_rank, ranked, judged, min_grade=3)
+    return out
+
+
+def evaluate_rankers(rankers: Mapping[str, Ranker], judgments: Judgments, pool: ReviewerPool) -> dict[str, dict]:
+    """{ranker name: metrics (+ seconds per query)}."""
+    results = {}
+    for name, ranker in rankers.items():
+        t0 = time.perf_counter()
+        run = run_ranker(ranker, judgments, pool)
+        m = run_metrics(run, judgments.qrels)
+        m["ms_per_query"] = 1000 * (time.perf_counter() - t0) / max(len(judgments.queries), 1)
+        results[name] = m
+    return results
+
+
+def role_ranks(run: Mapping[str, Sequence[tuple[str, float]]], roles: Mapping[tuple[str, str], str]) -> dict:
+    """Mean rank (1-based) per candidate role, for synthetic worlds (reviewers.roles.tsv)."""
+    acc: dict[str, list[int]] = {}
+    for q, ranked in run.items():
+        for pos, (a, _) in enumerate(ranked, start=1):
+            if (q, a) in roles:
+                acc.setdefault(roles[(q, a)], []).append(pos)
+    return {r: float(np.mean(v)) for r, v in sorted(acc.items())}
+
+
+# --- training sets and experiments --------------------------------------------------------------------------
+
+
+def train_variants(index: EvidenceIndex, training: Sequence[TrainingQuery], variants: Mapping[str, dict] = ABLATIONS,
+                   seeds: Sequence[int] = (0,), **params) -> dict[str, list[RecoRank]]:
+    """Each variant trained on the same queries, once per seed."""
+    out = {}
+    for name, overrides in variants.items():
+        out[name] = [RecoRank(**{**params, **overrides, "seed": s}).train_on(training) for s in seeds]
+    return out
+
+
+def _mean_metrics(per_seed: Sequence[dict]) -> dict:
+    keys = per_seed[0].keys()
+    out = {k: float(np.mean([m[k] for m in per_seed])) for k in keys}
+    if len(per_seed) > 1:
+        out.update({f"{k}_std": float(np.std([m[k] for m in per_seed])) for k in METRICS})
+    return out
+
+
+@dataclass
+class Experiment:
+    """Results of one evaluation: metrics per ranker, the table, and what was measured on."""
+
+    title: str
+    results: dict[str, dict]
+    info: dict = field(default_factory=dict)
+
+    def table(self) -> str:
+        return format_table(self.results, self.title, self.info)
+
+
+def run_experiment(index: EvidenceIndex, judgments: Judgments, *, title: str, training: Sequence[TrainingQuery],
+                   seeds: Sequence[int] = (0,), variants: Mapping[str, dict] = ABLATIONS,
+                   cof_settings: Mapping[str, CoF] | None = None,
+                   semantic: Sequence[str] = ("tfidf", "bm25", "embedding"), model_params: Mapping | None = None,
+                   extra_rankers: Mapping[str, Ranker] | None = None) -> Experiment:
+    """RECO-Rank and its ablations (trained on `training`, averaged over seeds), CoF and the semantic-only
+    baselines, all ranking the judged candidates of `judgments`."""
+    pool = judgments.pool(index)
+    params = dict(model_params or {})
+    t0 = time.perf_counter()
+    models = train_variants(index, training, variants, seeds, **params)
+    train_s = time.perf_counter() - t0
+    results: dict[str, dict] = {}
+    for name, ms in models.items():
+        results[name] = _mean_metrics([evaluate_rankers({name: model_ranker(m, index, pool)}, judgments, pool)[name]
+                                       for m in ms])
+    cofs = cof_settings or {"CoF": CoF()}
+    results.update(evaluate_rankers({n: cof_ranker(c, index, pool) for n, c in cofs.items()}, judgments, pool))
+    sem: dict[str, Ranker] = {}
+    if "tfidf" in semantic:
+        sem["TF-IDF"] = TfidfRanker(index, pool, judgments.texts)
+    if "bm25" in semantic:
+        sem["BM25"] = BM25Ranker(index, pool, judgments.texts)
+    if "embedding" in semantic:
+        sem["Embedding"] = EmbeddingRanker(index, pool)
+    results.update(evaluate_rankers(sem, judgments, pool))
+    if extra_rankers:
+        results.update(evaluate_rankers(extra_rankers, judgments, pool))
+    info = {"queries": len(judgments.queries), "training_queries": len(training), "seeds": list(seeds),
+            "candidates_per_query": float(np.mean([len(c) for c in judgments.candidates.values()] or [0])),
+            "train_seconds_all_variants": round(train_s, 1)}
+    exp = Experiment(title, results, info)
+    exp.models = models  # type: ignore[attr-defined]
+    return exp
+
+
+def synthetic_judgments(index: EvidenceIndex, queries_path: str, qrels_path: str,
+                        candidates_path: str) -> Judgments:
+    """The synthetic world's reviewer queries, qrels and candidate sets (scholargraph synth)."""
+    import json
+
+    from scholargraph.ranking.metrics import read_qrels
+
+    queries = index.read_queries(queries_path)
+    texts = {}
+    with open(queries_path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                r = json.loads(line)
+                texts[str(r["id"])] = " ".join(t for t in (r.get("title"), r.get("abstract")) if t)
+    return Judgments(queries, read_qrels(qrels_path), read_candidates(candidates_path), texts)
+
+
+def heldout_judgments(index: EvidenceIndex, test_year: int, *, n_queries: int = 200, min_papers: int = 2,
+                      hard_negatives: int = 15, random_negatives: int = 15, seed: int = 0,
+                      pool: ReviewerPool | None = None) -> tuple[Judgments, ReviewerPool]:
+    """Self-supervised held-out-author protocol on real data: papers of `test_year` are the submissions,
+    judged only against the graph up to `test_year - 1`; their authors in the pool (authors with at least
+    `min_papers` papers up to then) are the relevant reviewers (grade 3), beside hard negatives (closest
+    topic profiles) and random pool members (grade 0). Soft and hard precision coincide here."""
+    snap = index.snapshot
+    T = test_year - 1
+    pool = pool or ReviewerPool.from_snapshot(snap, min_papers=min_papers, until_year=T)
+    rng = np.random.default_rng(seed)
+    pool_of_author = np.full(snap.n_authors, -1, dtype=np.int64)
+    pool_of_author[pool.author_rows[pool.author_rows >= 0]] = np.flatnonzero(pool.author_rows >= 0)
+    cand = np.flatnonzero((snap.paper_year == test_year) & index.has_text & ~np.asarray(snap.paper_stub))
+    rng.shuffle(cand)
+    auth = snap.authorship.tocsc()
+    profiles = reviewer_profiles(index, pool)
+    queries, qrels, candidates = [], {}, {}
+    for p in cand:
+        if len(queries) >= n_queries:
+            break
+        rows = pool_of_author[auth.indices[auth.indptr[p]:auth.indptr[p + 1]]]
+        rows = rows[rows >= 0]
+        if len(rows) == 0:
+            continue
+        q = replace(index.query_for_paper(int(p)), year=T)
+        sims = profiles @ index.topics[p]
+        sims[rows] = -np.inf
+        hard = np.argsort(-sims)[:hard_negatives]
+        rest = np.setdiff1d(np.arange(len(pool)), np.r_[rows, hard])
+        rnd = rng.choice(rest, size=min(random_negatives, len(rest)), replace=False)
+        ids = [pool.author_ids[r] for r in np.r_[rows, hard, rnd]]
+        order = rng.permutation(len(ids))  # no ranker may profit from the file order of ties
+        ids = [ids[i] for i in order]
+        queries.append(q)
+        rel = {pool.author_ids[r] for r in rows}
+        qrels[q.id] = {a: 3 if a in rel else 0 for a in ids}
+        candidates[q.id] = ids
+    return Judgments(queries, qrels, candidates), pool
+
+
+def heldout_training(index: EvidenceIndex, pool: ReviewerPool, test_year: int, n: int = 600, seed: int = 0,
+                     **kw) -> list[TrainingQuery]:
+    """Self-supervised training queries hidden from the years before `test_year` (never a test paper)."""
+    return self_supervised_queries(index, pool, n, seed=seed, until_year=test_year - 1, **kw)
+
+
+def synthetic_training(index: EvidenceIndex, pool: ReviewerPool, n: int = 600, seed: int = 0,
+                       judged: Judgments | None = None, **kw) -> list[TrainingQuery]:
+    out = self_supervised_queries(index, pool, n, seed=seed, **kw)
+    if judged is not None:
+        out += judged_queries(index, judged.queries, judged.qrels, judged.pool(index))
+    return out
+
+
+# --- output ------------------------------------------------------------------------------------------------
+
+
+def format_table(results: Mapping[str, Mapping[str, float]], title: str = "", info: Mapping | None = None) -> str:
+    """A fixed-width text table: Soft/Hard P@5/P@10 (and std over seeds where there are several)."""
+    head = f"{'ranker':<26} {'Soft P@5':>9} {'Soft P@10':>10} {'Hard P@5':>9} {'Hard P@10':>10} {'Hard MRR':>9}"
+    lines = [title, head, "-" * len(head)] if title else [head, "-" * len(head)]
+    for name, m in results.items():
+        cells = []
+        for k, w in (("soft_p5", 9), ("soft_p10", 10), ("hard_p5", 9), ("hard_p10", 10), ("hard_mrr", 9)):
+            v = m.get(k, math.nan)
+            sd = m.get(f"{k}_std")
+            cells.append(f"{v:.3f}±{sd:.2f}".rjust(w) if sd is not None else f"{v:.3f}".rjust(w))
+        lines.append(f"{name:<26} " + " ".join(cells))
+    if info:
+        lines.append("  " + ", ".join(f"{k}={v}" for k, v in info.items()))
+    return "\n".join(lines)
+
+
+def plot_results(experiments: Sequence[Experiment], path: str) -> str:
+    """A grouped bar chart per experiment (rankers x the four metrics), written as PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(experiments), 1, figsize=(12, 3.6 * len(experiments)), squeeze=False)
+    for ax, exp in zip(axes[:, 0], experiments):
+        names = list(exp.results)
+        x = np.arange(len(METRICS))
+        width = 0.8 / max(len(names), 1)
+        for i, n in enumerate(names):
+            vals = [exp.results[n].get(k, 0.0) for k in METRICS]
+            ax.bar(x + i * width - 0.4 + width / 2, vals, width, label=n)
+        ax.set_xticks(x, ["Soft P@5", "Soft P@10", "Hard P@5", "Hard P@10"])
+        ax.set_ylim(0, 1)
+        ax.set_title(exp.title, fontsize=10)
+        ax.legend(fontsize=7, ncol=4, loc="lower right")
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

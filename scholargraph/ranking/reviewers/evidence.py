@@ -1,0 +1,523 @@
+"""Evidence for reviewer recommendation: semantic, topic and citation scores of (submission, reviewer paper) pairs."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from scholargraph.errors import NotFitted, UsageError
+from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
+
+EVIDENCE = ("semantic", "topic", "citation")
+CITATION_PARTS = ("vector", "direct", "coupling", "cocitation")
+QUERY_FEATURES = ("sem_mean", "sem_std", "topic_mean", "topic_std", "vec_mean", "vec_std",
+                  "has_text", "has_topic", "has_refs", "log_refs", "topic_entropy")
+# Floors on the background spread: a query whose text matches nothing would otherwise divide by ~0.
+_MIN_STD = {"semantic": 0.02, "topic": 0.02, "vector": 0.02}
+_EPS = 1e-12
+
+
+# --- the submission ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Query:
+    """A submission as evidence sees it. `references` are snapshot paper indices (unknown ids dropped);
+    `paper_index` is set when the submission is itself a paper of the snapshot (a held-out paper), so that
+    it never counts as its own evidence. Vectors are None when the submission has no text / no references."""
+
+    id: str
+    text_vector: np.ndarray | None
+    topic_vector: np.ndarray | None
+    references: np.ndarray
+    year: int | None = None
+    author_names: tuple[str, ...] = ()
+    author_ids: tuple[str, ...] = ()
+    paper_index: int | None = None
+    citation_vector: np.ndarray | None = None
+    title: str = ""
+
+    @property
+    def has_text(self) -> bool:
+        return self.text_vector is not None and float(np.linalg.norm(self.text_vector)) > 0
+
+    @property
+    def has_topic(self) -> bool:
+        return self.topic_vector is not None and float(np.sum(self.topic_vector)) > 0
+
+    @property
+    def has_refs(self) -> bool:
+        return len(self.references) > 0
+
+
+# --- the reviewers ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ReviewerPool:
+    """Who can be suggested. `papers[r]` is the binary row of reviewer r over snapshot papers;
+    `author_rows[r]` is the snapshot author index, -1 for a reviewer the snapshot does not know (no history)."""
+
+    author_ids: list[str]
+    author_rows: np.ndarray
+    names: list[str | None]
+    papers: sp.csr_matrix
+
+    def __post_init__(self) -> None:
+        if len(self.author_ids) != len(self.author_rows) or self.papers.shape[0] != len(self.author_ids):
+            raise ValueError("author_ids, author_rows and papers must have one entry per reviewer")
+        self._index = {a: r for r, a in enumerate(self.author_ids)}
+
+    def __len__(self) -> int:
+        return len(self.author_ids)
+
+    @property
+    def n_papers(self) -> np.ndarray:
+        return np.diff(self.papers.indptr)
+
+    def rows(self, author_ids: Iterable[str]) -> np.ndarray:
+        """Pool rows of these ids; -1 for ids not in the pool."""
+        return np.array([self._index.get(a, -1) for a in author_ids], dtype=np.int64)
+
+    def row(self, author_id: str) -> int:
+        return self._index.get(author_id, -1)
+
+    @classmethod
+    def from_snapshot(cls, snapshot: GraphSnapshot, min_papers: int = 3, author_ids: Sequence[str] | None = None,
+                      until_year: int | None = None) -> ReviewerPool:
+        """All authors with at least `min_papers` non-stub papers (published up to `until_year` when given), or
+        exactly `author_ids` in that order (ids the snapshot does not know stay in the pool without history)."""
+        auth = snapshot.authorship.tocsr().astype(np.float32, copy=True)
+        auth.data[:] = 1.0
+        keep_paper = ~snapshot.paper_stub
+        if until_year is not None:
+            keep_paper &= (snapshot.paper_year != NO_YEAR) & (snapshot.paper_year <= until_year)
+        auth = (auth @ sp.diags(keep_paper.astype(np.float32))).tocsr()
+        auth.eliminate_zeros()
+        auth.sort_indices()
+        names_all = snapshot.author_names or [None] * snapshot.n_authors
+        if author_ids is None:
+            rows = np.flatnonzero(np.diff(auth.indptr) >= max(1, min_papers))
+            ids = [snapshot.author_ids[a] for a in rows]
+            return cls(ids, rows.astype(np.int64), [names_all[a] for a in rows], auth[rows].tocsr())
+        index = snapshot.author_index
+        rows = np.array([index.get(a, -1) for a in author_ids], dtype=np.int64)
+        known = np.where(rows >= 0, rows, 0)
+        papers = auth[known].tocsr()
+        if (rows < 0).any():
+            papers = (sp.diags((rows >= 0).astype(np.float32)) @ papers).tocsr()
+            papers.eliminate_zeros()
+        names = [names_all[a] if a >= 0 else None for a in rows]
+        return cls(list(author_ids), rows, names, papers)
+
+
+# --- per-query evidence -----------------------------------------------------------------------------
+
+
+@dataclass
+class Evidence:
+    """The evidence of one query against some reviewers, padded to [R, P] (P papers per reviewer at most).
+
+    Raw scores: `semantic` (text cosine), `topic` (1 - Jensen-Shannon distance of topic mixtures),
+    `citation_parts[..., k]` for CITATION_PARTS (citation-vector cosine; the paper is a reference of the
+    query; bibliographic coupling with the query; co-citation with the query's references) and `citation`
+    (their fixed combination, for baselines). `mask[..., m]` says whether evidence m exists for the pair: a
+    missing one is not a zero. `background` holds the mean and spread of semantic, topic and vector scores of
+    the query against a fixed random sample of the corpus (the calibration's reference)."""
+
+    query_id: str
+    reviewer_rows: np.ndarray
+    reviewer_ids: list[str]
+    papers: np.ndarray
+    valid: np.ndarray
+    semantic: np.ndarray
+    topic: np.ndarray
+    citation_parts: np.ndarray
+    citation: np.ndarray
+    mask: np.ndarray
+    background: np.ndarray
+    query_features: np.ndarray
+    n_papers: np.ndarray
+    no_history: np.ndarray
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.papers.shape
+
+    def raw(self) -> np.ndarray:
+        """[R, P, 3] raw semantic, topic and combined citation scores (0 where missing)."""
+        return np.stack([self.semantic, self.topic, self.citation], axis=-1) * self.mask
+
+
+def combine_citation(parts: np.ndarray) -> np.ndarray:
+    """One citation score in [0, 1] from the CITATION_PARTS: a direct link is decisive; otherwise a noisy-OR
+    of coupling and co-citation with the positive part of the vector cosine, halved because FastRP cosines of
+    unrelated papers in one field are well above zero."""
+    vec, direct, coupling, cocit = (parts[..., k] for k in range(4))
+    soft = 1.0 - (1.0 - np.clip(coupling, 0, 1)) * (1.0 - np.clip(cocit, 0, 1)) * (1.0 - 0.5 * np.clip(vec, 0, 1))
+    return np.maximum(direct, soft).astype(np.float32)
+
+
+def topic_similarity(q: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """1 - Jensen-Shannon distance (base 2, so in [0, 1]) between a mixture q and each row."""
+    q = np.asarray(q, dtype=np.float64)
+    p = np.asarray(rows, dtype=np.float64)
+    q = q / max(q.sum(), _EPS)
+    p = p / np.maximum(p.sum(axis=1, keepdims=True), _EPS)
+    m = 0.5 * (p + q[None, :])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kl_p = np.where(p > 0, p * np.log2(np.maximum(p, _EPS) / np.maximum(m, _EPS)), 0.0).sum(axis=1)
+        kl_q = np.where(q[None, :] > 0, q[None, :] * np.log2(np.maximum(q[None, :], _EPS) / np.maximum(m, _EPS)),
+                        0.0).sum(axis=1)
+    jsd = np.clip(0.5 * (kl_p + kl_q), 0.0, 1.0)
+    return (1.0 - np.sqrt(jsd)).astype(np.float32)
+
+
+def _l2_rows(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def _topic_rows(topic_model, texts: Sequence[str]) -> np.ndarray:
+    """Topic mixtures with zero rows for texts the model cannot read (it returns them uniform)."""
+    try:
+        theta, empty = topic_model.transform(texts, return_empty=True)
+    except TypeError:
+        theta, empty = topic_model.transform(texts), None
+    theta = np.asarray(theta, dtype=np.float32)
+    if empty is not None:
+        theta[np.asarray(empty, dtype=bool)] = 0.0
+    return theta
+
+
+def _segment_rank(owner: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Rank (0 = best) of each entry within its owner's segment, by descending score."""
+    order = np.lexsort((-score, owner))
+    sorted_owner = owner[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_owner)) + 1]
+    seg_start = np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order)) - seg_start
+    return rank
+
+
+class EvidenceIndex:
+    """Paper-level features of a snapshot and the machinery to score submissions against reviewers' papers.
+
+    text_vectors: (n x d) text embeddings (zero row = no text); topic_vectors: (n x K) topic mixtures (zero row
+    = no text); citation_vectors: (n x c) citation embeddings (zero row = no citation evidence). The encoder and
+    topic model are needed only for submissions given as text (JSONL), not for in-graph papers.
+    """
+
+    def __init__(self, snapshot: GraphSnapshot, text_vectors: np.ndarray, topic_vectors: np.ndarray,
+                 citation_vectors: np.ndarray, *, encoder=None, topic_model=None, background: int = 2000,
+                 seed: int = 0):
+        n = snapshot.n_papers
+        for name, arr in (("text_vectors", text_vectors), ("topic_vectors", topic_vectors),
+                          ("citation_vectors", citation_vectors)):
+            if arr.shape[0] != n:
+                raise ValueError(f"{name} has {arr.shape[0]} rows, the snapshot {n} papers")
+        self.snapshot = snapshot
+        self.text = _l2_rows(text_vectors)
+        topics = np.asarray(topic_vectors, dtype=np.float32)
+        sums = topics.sum(axis=1, keepdims=True)
+        self.topics = np.divide(topics, sums, out=np.zeros_like(topics), where=sums > 0)
+        self.cvec = _l2_rows(citation_vectors)
+        self.encoder = encoder
+        self.topic_model = topic_model
+        self.has_text = np.linalg.norm(self.text, axis=1) > 0
+        self.has_topic = self.topics.sum(axis=1) > 0
+        cit = snapshot.citations.tocsr().astype(np.float32)
+        cit.sort_indices()
+        self.citations = cit
+        self.cited_by = cit.T.tocsr()
+        self.cited_by.sort_indices()
+        self.out_degree = np.diff(cit.indptr).astype(np.float32)
+        self.in_degree = np.diff(self.cited_by.indptr).astype(np.float32)
+        self.has_cvec = np.linalg.norm(self.cvec, axis=1) > 0
+        self.has_citation = self.has_cvec | (self.out_degree > 0) | (self.in_degree > 0)
+        self.year = np.asarray(snapshot.paper_year)
+        rng = np.random.default_rng(seed)
+        pool = np.flatnonzero(self.has_text & ~np.asarray(snapshot.paper_stub))
+        if len(pool) == 0:
+            pool = np.arange(n)
+        self.background = np.sort(rng.choice(pool, size=min(background, len(pool)), replace=False))
+        self._mark = np.zeros(n, dtype=np.float32)
+
+    # --- building -----------------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, snapshot: GraphSnapshot, *, encoder=None, num_topics: int = 10, citation_dim: int = 64,
+              fit_sample: int | None = 200_000, seed: int = 0, topic_model=None) -> EvidenceIndex:
+        """Fit the text encoder and topic model on the snapshot's texts (a sample of `fit_sample` at most) and
+        compute every paper's vectors. `encoder` is an unfitted encoder object or a name in graph.vectors'
+        ENCODERS (default: TfidfSvdEncoder)."""
+        from scholargraph.graph import topics as topics_mod
+        from scholargraph.graph import vectors as vectors_mod
+
+        texts = [snapshot.text(i) for i in range(snapshot.n_papers)]
+        has = np.array([bool(t.strip()) for t in texts])
+        idx = np.flatnonzero(has)
+        rng = np.random.default_rng(seed)
+        fit_idx = idx if fit_sample is None or len(idx) <= fit_sample else np.sort(
+            rng.choice(idx, fit_sample, replace=False))
+        fit_texts = [texts[i] for i in fit_idx]
+        if encoder is None:
+            encoder = vectors_mod.TfidfSvdEncoder()
+        elif isinstance(encoder, str):
+            encoder = vectors_mod.ENCODERS[encoder]()
+        encoder.fit(fit_texts)
+        if topic_model is None:
+            topic_model = topics_mod.TopicModel(num_topics=num_topics)
+            topic_model.fit(fit_texts)
+        text_vectors = np.zeros((snapshot.n_papers, 1), dtype=np.float32)
+        topic_vectors = np.zeros((snapshot.n_papers, 1), dtype=np.float32)
+        if len(idx):
+            enc = np.asarray(encoder.encode([texts[i] for i in idx]), dtype=np.float32)
+            text_vectors = np.zeros((snapshot.n_papers, enc.shape[1]), dtype=np.float32)
+            text_vectors[idx] = enc
+            top = _topic_rows(topic_model, [texts[i] for i in idx])
+            topic_vectors = np.zeros((snapshot.n_papers, top.shape[1]), dtype=np.float32)
+            topic_vectors[idx] = top
+        citation_vectors = np.asarray(vectors_mod.citation_vectors(snapshot, dim=citation_dim), dtype=np.float32)
+        return cls(snapshot, text_vectors, topic_vectors, citation_vectors, encoder=encoder,
+                   topic_model=topic_model, seed=seed)
+
+    # --- queries ------------------------------------------------------------------------------------
+
+    def reference_vector(self, refs: np.ndarray) -> np.ndarray | None:
+        """The query's citation vector: the normalised mean of its references' vectors (None without any)."""
+        refs = np.asarray(refs, dtype=np.int64)
+        refs = refs[self.has_cvec[refs]] if len(refs) else refs
+        if len(refs) == 0:
+            return None
+        v = self.cvec[refs].mean(axis=0)
+        norm = float(np.linalg.norm(v))
+        return (v / norm).astype(np.float32) if norm > 0 else None
+
+    def query_for_paper(self, paper: str | int, *, author_names: Sequence[str] | None = None) -> Query:
+        """A paper of the snapshot as a submission (held out: it is never its own evidence)."""
+        i = self.snapshot.paper_index.get(paper, -1) if isinstance(paper, str) else int(paper)
+        if not 0 <= i < self.snapshot.n_papers:
+            raise UsageError(f"unknown paper {paper!r}")
+        refs = self.citations.indices[self.citations.indptr[i]:self.citations.indptr[i + 1]].astype(np.int64)
+        year = int(self.year[i]) if self.year[i] != NO_YEAR else None
+        a_rows = self.snapshot.authorship.tocsc()[:, i].indices
+        ids = tuple(self.snapshot.author_ids[a] for a in a_rows)
+        names_all = self.snapshot.author_names or [None] * self.snapshot.n_authors
+        names = tuple(author_names) if author_names is not None else tuple(n for a in a_rows if (n := names_all[a]))
+        title = (self.snapshot.titles[i] if self.snapshot.titles is not None else None) or ""
+        return Query(id=self.snapshot.paper_ids[i], text_vector=self.text[i] if self.has_text[i] else None,
+                     topic_vector=self.topics[i] if self.has_topic[i] else None, references=refs, year=year,
+                     author_names=names, author_ids=ids, paper_index=i,
+                     citation_vector=self.reference_vector(refs), title=title)
+
+    def encode_texts(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Text and topic vectors of new texts (zero rows for empty texts)."""
+        if self.encoder is None or self.topic_model is None:
+            raise NotFitted("this evidence index has no text encoder / topic model: submissions given as text "
+                            "need EvidenceIndex.build() or an encoder and topic model")
+        n = len(texts)
+        has = np.array([bool(t and t.strip()) for t in texts], dtype=bool)
+        text = np.zeros((n, self.text.shape[1]), dtype=np.float32)
+        topics = np.zeros((n, self.topics.shape[1]), dtype=np.float32)
+        if has.any():
+            keep = [t for t, h in zip(texts, has) if h]
+            text[has] = _l2_rows(np.asarray(self.encoder.encode(keep), dtype=np.float32))
+            topics[has] = _topic_rows(self.topic_model, keep)
+        return text, topics
+
+    def query_from_submission(self, record: Mapping, *, text_vector: np.ndarray | None = None,
+                              topic_vector: np.ndarray | None = None) -> Query:
+        """A submission `{id, title, abstract, year, authors: [names], author_ids?, references: [graph ids]}`.
+        References unknown to the snapshot are dropped (they cannot link to anyone's papers)."""
+        if "id" not in record:
+            raise UsageError("a submission needs an id")
+        text = " ".join(t for t in (record.get("title"), record.get("abstract")) if t)
+        if text_vector is None or topic_vector is None:
+            tv, pv = self.encode_texts([text])
+            text_vector, topic_vector = tv[0], pv[0]
+        index = self.snapshot.paper_index
+        refs = np.array(sorted({index[r] for r in record.get("references") or () if r in index}), dtype=np.int64)
+        own = index.get(record["id"])
+        year = record.get("year")
+        authors = record.get("authors") or ()
+        names = tuple(a if isinstance(a, str) else a.get("name", "") for a in authors)
+        ids = tuple(record.get("author_ids") or (a.get("id") for a in authors if isinstance(a, Mapping)
+                                                 and a.get("id")))
+        has_text = float(np.linalg.norm(text_vector)) > 0
+        return Query(id=str(record["id"]), text_vector=text_vector if has_text else None,
+                     topic_vector=topic_vector if has_text and float(topic_vector.sum()) > 0 else None,
+                     references=refs, year=int(year) if year is not None else None, author_names=names,
+                     author_ids=ids, paper_index=own, citation_vector=self.reference_vector(refs),
+                     title=record.get("title") or "")
+
+    def read_queries(self, path: str) -> list[Query]:
+        """Submissions from a JSONL file, texts encoded in one batch."""
+        with open(path, encoding="utf-8") as fh:
+            records = [json.loads(line) for line in fh if line.strip()]
+        texts = [" ".join(t for t in (r.get("title"), r.get("abstract")) if t) for r in records]
+        tv, pv = self.encode_texts(texts)
+        return [self.query_from_submission(r, text_vector=tv[k], topic_vector=pv[k]) for k, r in enumerate(records)]
+
+    # --- evidence -----------------------------------------------------------------------------------
+
+    def background_stats(self, query: Query) -> np.ndarray:
+        """Mean and spread of the query's semantic, topic and vector scores against the background sample."""
+        b = self.background
+        out = np.zeros(6, dtype=np.float32)
+        if query.has_text:
+            s = self.text[b] @ query.text_vector
+            out[0:2] = s.mean(), max(float(s.std()), _MIN_STD["semantic"])
+        else:
+            out[1] = 1.0
+        if query.has_topic:
+            t = topic_similarity(query.topic_vector, self.topics[b][self.has_topic[b]])
+            out[2:4] = (t.mean(), max(float(t.std()), _MIN_STD["topic"])) if len(t) else (0.0, 1.0)
+        else:
+            out[3] = 1.0
+        if query.citation_vector is not None:
+            v = self.cvec[b][self.has_cvec[b]] @ query.citation_vector
+            out[4:6] = (v.mean(), max(float(v.std()), _MIN_STD["vector"])) if len(v) else (0.0, 1.0)
+        else:
+            out[5] = 1.0
+        return out
+
+    def query_features(self, query: Query, background: np.ndarray) -> np.ndarray:
+        entropy = 0.0
+        if query.has_topic:
+            t = np.asarray(query.topic_vector, dtype=np.float64)
+            t = t / t.sum()
+            entropy = float(-(t[t > 0] * np.log(t[t > 0])).sum() / math.log(max(len(t), 2)))
+        return np.array([*background, query.has_text, query.has_topic, query.has_refs,
+                         math.log1p(len(query.references)) / 3.0, entropy], dtype=np.float32)
+
+    def paper_scores(self, query: Query, papers: np.ndarray) -> dict[str, np.ndarray]:
+        """Raw evidence of the query against each of `papers` (unique snapshot indices)."""
+        papers = np.asarray(papers, dtype=np.int64)
+        n = len(papers)
+        sem = np.zeros(n, dtype=np.float32)
+        top = np.zeros(n, dtype=np.float32)
+        parts = np.zeros((n, 4), dtype=np.float32)
+        m_sem = self.has_text[papers] & query.has_text
+        m_top = self.has_topic[papers] & query.has_topic
+        if query.has_text and n:
+            sem = (self.text[papers] @ query.text_vector.astype(np.float32)).astype(np.float32)
+        if query.has_topic and n:
+            top = topic_similarity(query.topic_vector, self.topics[papers])
+        refs = np.asarray(query.references, dtype=np.int64)
+        m_cit = np.zeros(n, dtype=bool)
+        if len(refs) and n:
+            if query.citation_vector is not None:
+                parts[:, 0] = self.cvec[papers] @ query.citation_vector
+            mark = self._mark
+            mark[refs] = 1.0
+            parts[:, 1] = mark[papers]
+            coupling = self.citations[papers] @ mark
+            mark[refs] = 0.0
+            denom = np.sqrt(len(refs) * np.maximum(self.out_degree[papers], 1.0))
+            parts[:, 2] = np.where(self.out_degree[papers] > 0, coupling / denom, 0.0)
+            citers = np.unique(self.cited_by[refs].indices)
+            if query.paper_index is not None:
+                citers = citers[citers != query.paper_index]
+            if query.year is not None:
+                # Citing papers from after the submission are not evidence it could have had.
+                cy = self.year[citers]
+                citers = citers[(cy == NO_YEAR) | (cy <= query.year)]
+            mark[citers] = 1.0
+            cocited = self.cited_by[papers] @ mark
+            mark[citers] = 0.0
+            # Shrunk share of the paper's citers that also cite the query's references.
+            parts[:, 3] = cocited / (self.in_degree[papers] + 2.0)
+            m_cit = self.has_citation[papers] | (parts[:, 1] > 0)
+        sem[~m_sem] = 0.0
+        top[~m_top] = 0.0
+        parts[~m_cit] = 0.0
+        return {"semantic": sem, "topic": top, "parts": parts, "citation": combine_citation(parts),
+                "mask": np.stack([m_sem, m_top, m_cit], axis=1)}
+
+    def eligible_pairs(self, query: Query, pool: ReviewerPool, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(owner position in `rows`, paper) for every paper the reviewers may be judged on: published no later
+        than the submission, and not the submission itself."""
+        sub = pool.papers[rows]
+        owner = np.repeat(np.arange(len(rows)), np.diff(sub.indptr))
+        paper = sub.indices.astype(np.int64)
+        keep = np.ones(len(paper), dtype=bool)
+        if query.year is not None:
+            y = self.year[paper]
+            keep &= (y == NO_YEAR) | (y <= query.year)
+        if query.paper_index is not None:
+            keep &= paper != query.paper_index
+        return owner[keep], paper[keep]
+
+    def evidence(self, query: Query, pool: ReviewerPool, rows: Sequence[int] | np.ndarray | None = None, *,
+                 max_papers: int | None = 24, per_evidence: int = 6) -> Evidence:
+        """Evidence of `query` against pool reviewers `rows` (default: all), padded to [R, P].
+
+        With `max_papers`, each reviewer keeps at most that many papers: the union of their best
+        `per_evidence` papers on each evidence and on the compensation gap (topic or citation z-score above the
+        semantic one), best ranks first. With None every eligible paper is kept (baselines need them all)."""
+        rows = np.arange(len(pool)) if rows is None else np.asarray(rows, dtype=np.int64)
+        background = self.background_stats(query)
+        owner, paper = self.eligible_pairs(query, pool, rows)
+        uniq, inverse = np.unique(paper, return_inverse=True)
+        ps = self.paper_scores(query, uniq)
+        sem, top, cit = ps["semantic"][inverse], ps["topic"][inverse], ps["citation"][inverse]
+        parts, mask = ps["parts"][inverse], ps["mask"][inverse]
+        R = len(rows)
+        n_papers = np.bincount(owner, minlength=R).astype(np.int64)
+        if len(owner):
+            z_sem = np.where(mask[:, 0], (sem - background[0]) / background[1], -10.0)
+            z_top = np.where(mask[:, 1], (top - background[2]) / background[3], -10.0)
+            # Links count for more than a vector cosine a few spreads above the background.
+            z_cit = np.where(mask[:, 2], 4.0 * cit + (parts[:, 0] - background[4]) / background[5], -10.0)
+            gap = np.maximum(z_top, z_cit) - np.where(mask[:, 0], z_sem, 0.0)
+            ranks = np.stack([_segment_rank(owner, s) for s in (z_sem, z_top, z_cit, gap)], axis=1)
+            best = ranks.min(axis=1)
+            if max_papers is not None:
+                keep = best < per_evidence
+                owner_k, best_k = owner[keep], best[keep]
+                sel = np.flatnonzero(keep)
+                order = np.lexsort((best_k, owner_k))
+                sel, owner_k = sel[order], owner_k[order]
+                pos = _segment_rank(owner_k, -np.arange(len(owner_k), dtype=np.float64))
+                fits = pos < max_papers
+                sel, owner_k, pos = sel[fits], owner_k[fits], pos[fits]
+            else:
+                order = np.lexsort((best, owner))
+                sel, owner_k = order, owner[order]
+                pos = _segment_rank(owner_k, -np.arange(len(owner_k), dtype=np.float64))
+        else:
+            sel = owner_k = pos = np.zeros(0, dtype=np.int64)
+        P = int(pos.max()) + 1 if len(pos) else 1
+        papers_pad = np.full((R, P), -1, dtype=np.int64)
+        papers_pad[owner_k, pos] = paper[sel]
+        valid = papers_pad >= 0
+
+        def pad(values: np.ndarray, fill=0.0) -> np.ndarray:
+            out = np.full((R, P, *values.shape[1:]), fill, dtype=values.dtype)
+            out[owner_k, pos] = values[sel]
+            return out
+
+        no_history = n_papers == 0
+        ids = [pool.author_ids[r] for r in rows]
+        return Evidence(query_id=query.id, reviewer_rows=rows, reviewer_ids=ids, papers=papers_pad, valid=valid,
+                        semantic=pad(sem), topic=pad(top), citation_parts=pad(parts), citation=pad(cit),
+                        mask=pad(mask, False), background=background,
+                        query_features=self.query_features(query, background), n_papers=n_papers,
+                        no_history=no_history)
+
+
+def reviewer_profiles(index: EvidenceIndex, pool: ReviewerPool) -> np.ndarray:
+    """Mean topic mixture of each reviewer's papers (zero row without any): used to draw hard negatives."""
+    mats = pool.papers.astype(np.float32)
+    prof = mats @ index.topics
+    sums = prof.sum(axis=1, keepdims=True)
+    return np.divide(prof, sums, out=np.zeros_like(prof), where=sums > 0)

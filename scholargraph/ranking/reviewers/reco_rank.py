@@ -1,0 +1,651 @@
+"""RECO-Rank: compensatory multi-evidence reviewer ranking (calibrated evidence, semantic anchor, gated bridge)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+
+import numpy as np
+import torch
+from torch import nn
+
+from scholargraph.errors import NotFitted
+from scholargraph.ranking.reviewers.evidence import (
+    QUERY_FEATURES,
+    Evidence,
+    EvidenceIndex,
+    Query,
+    ReviewerPool,
+    reviewer_profiles,
+)
+
+MODEL_NAME = "reco-rank"
+MODEL_VERSION = 1
+NO_HISTORY_SCORE = -1.0  # below any reachable score (scores of reviewers with history are >= 0)
+N_GATE_STATS = 10
+_SEM, _TOP, _CIT = 0, 1, 2
+
+
+@dataclass
+class RecoRankConfig:
+    """Hyperparameters (saved as JSON beside the weights). The four switches are the paper's ablations."""
+
+    k_shortlist: int = 3  # per evidence, a reviewer's top-k papers enter the shortlist S(q, r)
+    k_bridge: int = 3  # at most this many bridge papers (compensation gap) per reviewer
+    bridge_gap: float = 0.15  # calibrated topic/citation this far above semantic makes a bridge paper
+    tau_min: float = 0.02
+    hidden: int = 16
+    calibration: bool = True
+    compensation: bool = True
+    gate_reliability: bool = True
+    topk_loss: bool = True
+    loss_k: int = 5
+    loss_temperature: float = 0.1
+    steps: int = 300
+    lr: float = 0.03
+    weight_decay: float = 1e-4
+    seed: int = 0
+    # training data
+    self_supervised: int = 600  # hidden papers
+    hard_negatives: int = 12
+    random_negatives: int = 8
+    recent_years: int = 3  # hidden papers come from the snapshot's last years
+    min_papers: int = 3  # pool: authors with at least this many papers
+    judged_weight: float = 2.0
+    cross_weight: float = 2.0  # extra weight of cross-topic / cross-venue hidden papers
+    # evidence
+    max_papers: int = 24
+    per_evidence: int = 6
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> RecoRankConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+# --- tensors ------------------------------------------------------------------------------------------
+
+
+def _cit_features(ev: Evidence) -> np.ndarray:
+    z_vec = (ev.citation_parts[..., 0] - ev.background[4]) / ev.background[5]
+    return np.stack([z_vec * ev.mask[..., _CIT], ev.citation_parts[..., 1], ev.citation_parts[..., 2],
+                     ev.citation_parts[..., 3]], axis=-1)
+
+
+def evidence_batch(items: Sequence[Evidence], grades: Sequence[np.ndarray] | None = None,
+                   weights: Sequence[float] | None = None) -> dict[str, torch.Tensor]:
+    """Pad evidence of several queries to [B, R, P] tensors (grades -1 for padding)."""
+    B = len(items)
+    R = max(max(len(e.reviewer_ids) for e in items), 1)
+    P = max(max(e.papers.shape[1] for e in items), 1)
+    out = {
+        "sem_x": np.zeros((B, R, P, 2), np.float32), "top_x": np.zeros((B, R, P, 2), np.float32),
+        "cit_x": np.zeros((B, R, P, 4), np.float32), "raw": np.zeros((B, R, P, 3), np.float32),
+        "mask": np.zeros((B, R, P, 3), bool), "valid": np.zeros((B, R, P), bool),
+        "qf": np.zeros((B, len(QUERY_FEATURES)), np.float32), "n_papers": np.zeros((B, R), np.float32),
+        "no_history": np.ones((B, R), bool), "reviewer": np.zeros((B, R), bool),
+        "grades": np.full((B, R), -1.0, np.float32), "weights": np.ones(B, np.float32),
+    }
+    for b, e in enumerate(items):
+        r, p = e.papers.shape
+        bg = e.background
+        m = e.mask
+        z_sem = (e.semantic - bg[0]) / bg[1] * m[..., _SEM]
+        z_top = (e.topic - bg[2]) / bg[3] * m[..., _TOP]
+        out["sem_x"][b, :r, :p] = np.stack([z_sem, e.semantic], axis=-1)
+        out["top_x"][b, :r, :p] = np.stack([z_top, e.topic], axis=-1)
+        out["cit_x"][b, :r, :p] = _cit_features(e)
+        out["raw"][b, :r, :p] = np.stack([np.clip(e.semantic, 0, 1), e.topic, e.citation], axis=-1) * m
+        out["mask"][b, :r, :p] = m & e.valid[..., None]
+        out["valid"][b, :r, :p] = e.valid
+        out["qf"][b] = e.query_features
+        out["n_papers"][b, :r] = e.n_papers
+        out["no_history"][b, :r] = e.no_history | ~e.valid.any(axis=1)
+        out["reviewer"][b, :r] = True
+        if grades is not None:
+            out["grades"][b, :r] = grades[b]
+        if weights is not None:
+            out["weights"][b] = weights[b]
+    return {k: torch.from_numpy(v) for k, v in out.items()}
+
+
+def _masked_softmax(logits: torch.Tensor, mask: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    logits = logits.masked_fill(~mask, -1e9)
+    w = torch.softmax(logits, dim=dim) * mask
+    return w / w.sum(dim=dim, keepdim=True).clamp_min(1e-12)
+
+
+def _topk_mask(score: torch.Tensor, allowed: torch.Tensor, k: int) -> torch.Tensor:
+    """Within the last dim, the k best allowed entries."""
+    k = min(k, score.shape[-1])
+    s = score.masked_fill(~allowed, -1e9)
+    idx = torch.topk(s, k, dim=-1).indices
+    out = torch.zeros_like(allowed)
+    out.scatter_(-1, idx, True)
+    return out & allowed
+
+
+class RecoRankNet(nn.Module):
+    """The scoring network. forward(batch) returns F [B, R] and everything the explanations need."""
+
+    def __init__(self, cfg: RecoRankConfig):
+        super().__init__()
+        self.cfg = cfg
+        nq = len(QUERY_FEATURES)
+        # Per-evidence projections W_m over that evidence's components (z-score vs background, raw, links).
+        self.w_sem = nn.Linear(2, 1, bias=False)
+        self.w_top = nn.Linear(2, 1, bias=False)
+        self.w_cit = nn.Linear(4, 1, bias=False)
+        with torch.no_grad():
+            self.w_sem.weight.copy_(torch.tensor([[1.0, 0.0]]))
+            self.w_top.weight.copy_(torch.tensor([[1.0, 0.0]]))
+            self.w_cit.weight.copy_(torch.tensor([[1.0, 6.0, 4.0, 4.0]]))
+        # Global affine correction a_m * s + b_m, plus a query-conditioned shift of b_m.
+        self.a_raw = nn.Parameter(torch.full((3,), math.log(math.expm1(0.5))))
+        self.b = nn.Parameter(torch.full((3,), -2.0))
+        self.q_shift = nn.Linear(nq, 3)
+        nn.init.zeros_(self.q_shift.weight)
+        nn.init.zeros_(self.q_shift.bias)
+        # Aggregation temperature tau_q from the query representation.
+        self.q_temp = nn.Linear(nq, 1)
+        nn.init.zeros_(self.q_temp.weight)
+        nn.init.constant_(self.q_temp.bias, math.log(math.expm1(0.1 - cfg.tau_min)))
+        # Main path: value mix over evidences, and a null slot (value 0) that thin histories cannot outweigh.
+        self.beta = nn.Parameter(torch.tensor([1.0, 0.0, 0.0]))
+        self.null_anchor = nn.Parameter(torch.tensor(0.3))
+        # Compensation branch: value mix of topic and citation on bridge papers.
+        self.gamma = nn.Parameter(torch.zeros(2))
+        self.alpha_raw = nn.Parameter(torch.tensor(math.log(math.expm1(1.0))))
+        # Gate from shortlist statistics.
+        self.gate = nn.Sequential(nn.Linear(N_GATE_STATS, cfg.hidden), nn.Tanh(), nn.Linear(cfg.hidden, 1))
+        nn.init.constant_(self.gate[2].bias, 1.0)
+        # Reliability: topic-citation consistency sharpness, the prior when one of them is missing, and the
+        # floor kept by a compensation set that does not survive removing its best paper.
+        self.consistency_sharpness = nn.Parameter(torch.tensor(2.0))
+        self.missing_consistency = nn.Parameter(torch.tensor(0.0))
+        self.stability_floor = nn.Parameter(torch.tensor(-2.0))
+
+    # --- pieces -------------------------------------------------------------------------------------
+
+    def calibrate(self, batch: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Calibrated evidence c [B, R, P, 3] in [0, 1] (0 where missing) and tau_q [B]."""
+        mask = batch["mask"]
+        B = mask.shape[0]
+        if not self.cfg.calibration:
+            return batch["raw"] * mask, torch.full((B,), 0.1)
+        z = torch.cat([self.w_sem(batch["sem_x"]), self.w_top(batch["top_x"]), self.w_cit(batch["cit_x"])], dim=-1)
+        a = nn.functional.softplus(self.a_raw)
+        b = self.b + self.q_shift(batch["qf"])  # [B, 3]
+        c = torch.sigmoid(a * z + b[:, None, None, :]) * mask
+        tau = self.cfg.tau_min + nn.functional.softplus(self.q_temp(batch["qf"])).squeeze(-1)
+        return c, tau
+
+    def forward(self, batch: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        cfg = self.cfg
+        mask, valid = batch["mask"], batch["valid"]
+        c, tau = self.calibrate(batch)
+        t = tau[:, None, None]
+        m_sem, m_top, m_cit = mask[..., _SEM], mask[..., _TOP], mask[..., _CIT]
+        c_sem, c_top, c_cit = c[..., _SEM], c[..., _TOP], c[..., _CIT]
+
+        # Dynamic shortlist S(q, r): high on any evidence, or well above semantic on topic/citation.
+        with torch.no_grad():
+            short = torch.zeros_like(valid)
+            for m in range(3):
+                short |= _topk_mask(c[..., m].detach(), mask[..., m], cfg.k_shortlist)
+            side = torch.maximum(torch.where(m_top, c_top, -1.0), torch.where(m_cit, c_cit, -1.0))
+            gap = side - torch.where(m_sem, c_sem, 0.0)
+            bridge = _topk_mask(gap, valid & (m_top | m_cit) & (gap >= cfg.bridge_gap), cfg.k_bridge)
+            short |= bridge
+            short &= valid
+
+        # Main path: attention from the semantic anchor over the shortlist, plus a null slot.
+        beta = torch.softmax(self.beta, dim=0)
+        wsum = (beta * mask).sum(-1)
+        v = (beta * c).sum(-1) / wsum.clamp_min(1e-9)
+        avail = mask.sum(-1).clamp_min(1)
+        anchor = torch.where(m_sem, c_sem, 0.5 * c.sum(-1) / avail)
+        logits = torch.cat([anchor / t, (self.null_anchor / t).expand(*anchor.shape[:2], 1)], dim=-1)
+        att_mask = torch.cat([short, torch.ones_like(short[..., :1])], dim=-1)
+        att = _masked_softmax(logits, att_mask)
+        att_p = att[..., :-1]
+        main_p = att_p * v
+        s_main = main_p.sum(-1)
+
+        # Compensation branch over bridge papers.
+        gamma = torch.softmax(self.gamma, dim=0)
+        gw = gamma[0] * m_top + gamma[1] * m_cit
+        u = (gamma[0] * c_top * m_top + gamma[1] * c_cit * m_cit) / gw.clamp_min(1e-9)
+        has_bridge = bridge.any(-1)
+        w = _masked_softmax(u / t, bridge) * has_bridge[..., None]
+        s_comp = (w * u).sum(-1)
+
+        # Reliability: topic-citation consistency over the bridge papers x stability of the compensation set.
+        both = m_top & m_cit
+        cons_p = torch.where(both, torch.exp(-nn.functional.softplus(self.consistency_sharpness)
+                                             * (c_top - c_cit).abs()), torch.sigmoid(self.missing_consistency))
+        consistency = (w * cons_p).sum(-1)
+        top_idx = w.argmax(-1, keepdim=True)
+        loo_mask = bridge.clone()
+        loo_mask.scatter_(-1, top_idx, False)
+        has_loo = loo_mask.any(-1)
+        w_loo = _masked_softmax(u / t, loo_mask) * has_loo[..., None]
+        s_loo = (w_loo * u).sum(-1)
+        stability = (s_loo / s_comp.clamp_min(1e-9)).clamp(0, 1) * has_loo
+        floor = torch.sigmoid(self.stability_floor)
+        rho = consistency * (floor + (1 - floor) * stability) * has_bridge
+
+        # Gate from shortlist statistics.
+        n_short = short.sum(-1).float()
+        n_bridge = bridge.sum(-1).float()
+        ent = -(att_p.clamp_min(1e-12).log() * att_p).sum(-1) / torch.log(n_short + 1.0).clamp_min(1e-6)
+
+        def smax(x, m):
+            return torch.where(m & short, x, torch.zeros_like(x)).amax(-1)
+
+        stats = torch.stack([
+            n_short / (3 * cfg.k_shortlist + cfg.k_bridge), n_bridge / cfg.k_bridge,
+            smax(c_sem, m_sem), smax(c_top, m_top), smax(c_cit, m_cit),
+            (u * bridge).sum(-1) / n_bridge.clamp_min(1), ent, torch.log1p(batch["n_papers"]) / 4.0, s_comp,
+            (short & m_cit).sum(-1) / n_short.clamp_min(1)], dim=-1)
+        g = torch.sigmoid(self.gate(stats)).squeeze(-1)
+        alpha = nn.functional.softplus(self.alpha_raw)
+        if not cfg.compensation:
+            g_eff = torch.zeros_like(g)
+        elif not cfg.gate_reliability:
+            g_eff = has_bridge.float()
+            g = torch.ones_like(g)
+            rho = torch.ones_like(rho)
+        else:
+            g_eff = g * rho
+        comp_scale = alpha * g_eff
+        comp_p = comp_scale[..., None] * w * u
+        s_comp_term = comp_p.sum(-1)
+        dead = batch["no_history"] | ~batch["reviewer"]
+        score = torch.where(dead, torch.full_like(s_main, NO_HISTORY_SCORE), s_main + s_comp_term)
+        return {"score": score, "main": torch.where(dead, torch.full_like(s_main, NO_HISTORY_SCORE), s_main),
+                "compensation": torch.where(dead, torch.zeros_like(s_main), s_comp_term),
+                "gate": g, "reliability": rho, "s_comp": s_comp, "calibrated": c, "shortlist": short,
+                "bridge": bridge, "main_p": main_p, "comp_p": comp_p, "tau": tau}
+
+
+def pairwise_loss(score: torch.Tensor, grades: torch.Tensor, reviewer: torch.Tensor, weights: torch.Tensor,
+                  k: int | None, temperature: float) -> torch.Tensor:
+    """Pairwise logistic loss over pairs with different grades; with k, only pairs with a member in the
+    current top k (the top-k-oriented loss). Pairs weigh 2^g_i - 2^g_j times the query weight."""
+    labelled = reviewer & (grades >= 0)
+    gi, gj = grades[:, :, None], grades[:, None, :]
+    pair = (gi > gj) & labelled[:, :, None] & labelled[:, None, :]
+    if k is not None:
+        s = score.detach().masked_fill(~labelled, -1e9)
+        rank = torch.argsort(torch.argsort(s, dim=1, descending=True), dim=1)
+        top = (rank < k) & labelled
+        pair &= top[:, :, None] | top[:, None, :]
+    w = (torch.pow(2.0, gi) - torch.pow(2.0, gj)) * pair * weights[:, None, None]
+    diff = (score[:, :, None] - score[:, None, :]) / temperature
+    total = w.sum()
+    if total <= 0:
+        return score.sum() * 0.0
+    return (w * nn.functional.softplus(-diff)).sum() / total
+
+
+# --- explanations ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class EvidencePaper:
+    """One of a reviewer's papers behind a suggestion. Calibrated scores in [0, 1], None where missing."""
+
+    paper_id: str
+    title: str | None
+    year: int | None
+    semantic: float | None
+    topic: float | None
+    citation: float | None
+    direct_link: bool
+    bridge: bool
+    main: float
+    compensation: float
+
+
+@dataclass
+class Suggestion:
+    """A suggested reviewer: score = main + compensation; main = sum of papers' main + other_main, and the
+    same for compensation = alpha * gate * reliability * S_comp."""
+
+    reviewer_id: str
+    name: str | None
+    rank: int
+    score: float
+    main: float
+    compensation: float
+    gate: float
+    reliability: float
+    no_history: bool
+    papers: list[EvidencePaper] = field(default_factory=list)
+    other_main: float = 0.0
+    other_compensation: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# --- training data -------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainingQuery:
+    evidence: Evidence
+    grades: np.ndarray
+    weight: float = 1.0
+    kind: str = "self"
+
+
+def self_supervised_queries(index: EvidenceIndex, pool: ReviewerPool, n: int, *, hard: int = 12, random: int = 8,
+                            recent_years: int = 3, cross_weight: float = 2.0, seed: int = 0, max_papers: int = 24,
+                            per_evidence: int = 6, until_year: int | None = None) -> list[TrainingQuery]:
+    """Hide papers of the `recent_years` years up to `until_year` (default: the snapshot's last year) and rank
+    candidate authors for each, on the evidence of the years before the hidden paper. Its authors are
+    positives (grade 2 with at least 3 earlier papers, else 1); hard negatives share its topics, random ones
+    do not have to. Cross-topic papers (far from their authors' topic profile) and cross-venue papers (in a
+    venue none of its authors used before) weigh more."""
+    snap = index.snapshot
+    rng = np.random.default_rng(seed)
+    years = index.year
+    last = snap.max_year if until_year is None else until_year
+    if n <= 0 or last < 0 or len(pool) == 0:
+        return []
+    cand = np.flatnonzero((years > last - recent_years) & (years <= last) & index.has_text
+                          & ~np.asarray(snap.paper_stub))
+    pool_of_author = np.full(snap.n_authors, -1, dtype=np.int64)
+    known = pool.author_rows >= 0
+    pool_of_author[pool.author_rows[known]] = np.flatnonzero(known)
+    auth_csc = snap.authorship.tocsc()
+    profiles = reviewer_profiles(index, pool)
+    venue = np.asarray(snap.paper_venue)
+    rng.shuffle(cand)
+    out: list[TrainingQuery] = []
+    for p in cand:
+        if len(out) >= n:
+            break
+        authors = auth_csc.indices[auth_csc.indptr[p]:auth_csc.indptr[p + 1]]
+        prow = pool_of_author[authors]
+        prow = prow[prow >= 0]
+        if len(prow) == 0:
+            continue
+        # Judged on the years before it, as a submission is: same-year papers of its authors would give it away.
+        q = replace(index.query_for_paper(int(p)), year=int(years[p]) - 1)
+        owner, papers = index.eligible_pairs(q, pool, prow)
+        counts = np.bincount(owner, minlength=len(prow))
+        pos = prow[counts > 0]
+        if len(pos) == 0:
+            continue
+        pos_counts = counts[counts > 0]
+        sims = profiles @ index.topics[p]
+        sims[pos] = -np.inf
+        top = np.argsort(-sims)[: max(200, 4 * hard)]
+        top = top[np.isfinite(sims[top])]
+        hard_rows = rng.choice(top, size=min(hard, len(top)), replace=False) if len(top) else np.zeros(0, np.int64)
+        others = np.setdiff1d(rng.choice(len(pool), size=min(len(pool), 3 * random + len(pos)), replace=False),
+                              np.r_[pos, hard_rows])[:random]
+        rows = np.r_[pos, hard_rows, others].astype(np.int64)
+        grades = np.r_[np.where(pos_counts >= 3, 2.0, 1.0), np.zeros(len(rows) - len(pos))].astype(np.float32)
+        ev = index.evidence(q, pool, rows, max_papers=max_papers, per_evidence=per_evidence)
+        keep = ~ev.no_history
+        if not keep[: len(pos)].any() or keep[len(pos):].sum() == 0:
+            continue
+        # Cross-topic: how far the hidden paper lies from its authors' usual topics.
+        prof = profiles[pos].mean(axis=0)
+        denom = float(np.linalg.norm(prof) * np.linalg.norm(index.topics[p]))
+        cross_topic = 1.0 - float(prof @ index.topics[p]) / denom if denom > 0 else 0.0
+        cross_venue = 0.0
+        if venue[p] >= 0:
+            earlier = np.unique(venue[papers[np.isin(owner, np.flatnonzero(counts > 0))]])
+            cross_venue = float(venue[p] not in set(earlier.tolist()))
+        weight = 1.0 + cross_weight * (0.5 * cross_topic + 0.5 * cross_venue)
+        out.append(TrainingQuery(ev, grades, weight, "self"))
+    return out
+
+
+def judged_queries(index: EvidenceIndex, queries: Sequence[Query], judgments: Mapping[str, Mapping[str, int]],
+                   pool: ReviewerPool, weight: float = 2.0, max_papers: int = 24,
+                   per_evidence: int = 6) -> list[TrainingQuery]:
+    """Graded judgments (qrels 0-3) as training queries over the judged candidates."""
+    out = []
+    for q in queries:
+        judged = judgments.get(q.id) or {}
+        if not judged:
+            continue
+        ids = list(judged)
+        rows = pool.rows(ids)
+        ok = rows >= 0
+        if ok.sum() < 2:
+            continue
+        ev = index.evidence(q, pool, rows[ok], max_papers=max_papers, per_evidence=per_evidence)
+        grades = np.array([judged[a] for a, k in zip(ids, ok) if k], dtype=np.float32)
+        out.append(TrainingQuery(ev, grades, weight, "judged"))
+    return out
+
+
+# --- the model ---------------------------------------------------------------------------------------
+
+
+class RecoRank:
+    """fit / score / recommend / save / load. Hyperparameters are RecoRankConfig fields."""
+
+    def __init__(self, **params):
+        self.config = RecoRankConfig(**params)
+        self.net_: RecoRankNet | None = None
+        self.history_: list[float] = []
+        self.fit_info_: dict = {}
+
+    # --- training ------------------------------------------------------------------------------------
+
+    def _check(self) -> RecoRankNet:
+        if self.net_ is None:
+            raise NotFitted("RECO-Rank is not fitted: call fit() or load() first")
+        return self.net_
+
+    def fit(self, index: EvidenceIndex, pool: ReviewerPool | None = None, *,
+            judged: Sequence[tuple[Query, Mapping[str, int]]] = (), judged_pool: ReviewerPool | None = None,
+            training: Sequence[TrainingQuery] | None = None, progress=None) -> RecoRank:
+        """Train on self-supervised held-out papers of the index's snapshot (the pool defaults to authors with
+        at least `min_papers` papers) plus graded judgments `(query, {author id: grade})` when given.
+        `training` replaces the generated queries (tests, reuse across ablations)."""
+        cfg = self.config
+        torch.manual_seed(cfg.seed)
+        t0 = time.perf_counter()
+        if training is None:
+            if pool is None:
+                pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=cfg.min_papers)
+            training = list(self_supervised_queries(
+                index, pool, cfg.self_supervised, hard=cfg.hard_negatives, random=cfg.random_negatives,
+                recent_years=cfg.recent_years, cross_weight=cfg.cross_weight, seed=cfg.seed,
+                max_papers=cfg.max_papers, per_evidence=cfg.per_evidence))
+            if judged:
+                jp = judged_pool or ReviewerPool.from_snapshot(
+                    index.snapshot, author_ids=sorted({a for _, j in judged for a in j}))
+                training += judged_queries(index, [q for q, _ in judged], {q.id: j for q, j in judged}, jp,
+                                           cfg.judged_weight, cfg.max_papers, cfg.per_evidence)
+        if not training:
+            raise NotFitted("no training queries: the snapshot has no held-out papers with pool authors, "
+                            "and no judgments were given")
+        self.train_on(training, progress=progress)
+        self.fit_info_ = {"queries": len(training), "self_supervised": sum(t.kind == "self" for t in training),
+                          "judged": sum(t.kind == "judged" for t in training),
+                          "seconds": round(time.perf_counter() - t0, 2)}
+        return self
+
+    def train_on(self, training: Sequence[TrainingQuery], progress=None) -> RecoRank:
+        cfg = self.config
+        torch.manual_seed(cfg.seed)
+        net = RecoRankNet(cfg)
+        batch = evidence_batch([t.evidence for t in training], [t.grades for t in training],
+                               [t.weight for t in training])
+        opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        k = cfg.loss_k if cfg.topk_loss else None
+        self.history_ = []
+        for step in range(cfg.steps):
+            opt.zero_grad()
+            out = net(batch)
+            loss = pairwise_loss(out["score"], batch["grades"], batch["reviewer"] & ~batch["no_history"],
+                                 batch["weights"], k, cfg.loss_temperature)
+            loss.backward()
+            opt.step()
+            self.history_.append(float(loss))
+            if progress is not None:
+                progress(step, float(loss))
+        net.eval()
+        self.net_ = net
+        return self
+
+    # --- scoring -------------------------------------------------------------------------------------
+
+    def forward_evidence(self, evidence: Evidence) -> dict[str, np.ndarray]:
+        """Network outputs for one query's evidence, as numpy arrays (R first)."""
+        net = self._check()
+        with torch.no_grad():
+            out = net(evidence_batch([evidence]))
+        r, p = evidence.papers.shape
+        res = {}
+        for key, val in out.items():
+            arr = val[0].numpy()
+            if arr.ndim >= 1 and arr.shape[0] >= r:
+                arr = arr[:r]
+            if arr.ndim >= 2:
+                arr = arr[:, :p]
+            res[key] = arr
+        return res
+
+    def score_evidence(self, evidence: Evidence) -> np.ndarray:
+        return self.forward_evidence(evidence)["score"]
+
+    def score(self, index: EvidenceIndex, query: Query, pool: ReviewerPool,
+              rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        """Scores of pool reviewers `rows` (default all) for the query, in that order."""
+        cfg = self.config
+        ev = index.evidence(query, pool, rows, max_papers=cfg.max_papers, per_evidence=cfg.per_evidence)
+        return self.score_evidence(ev)
+
+    def recommend(self, index: EvidenceIndex, query: Query, pool: ReviewerPool, k: int = 10, *,
+                  rows: Sequence[int] | np.ndarray | None = None, exclude: Sequence[int] | np.ndarray = (),
+                  shortlist: int | None = 500, papers_per_reviewer: int = 3) -> list[Suggestion]:
+        """The top-k reviewers with explanations. `exclude` are pool rows ruled out (conflicts of interest:
+        see coi.py). With `shortlist`, a cheap first stage keeps that many reviewers (any reviewer whose paper
+        the submission cites is kept) before the full model runs; None scores every reviewer."""
+        cfg = self.config
+        rows = np.arange(len(pool)) if rows is None else np.asarray(rows, dtype=np.int64)
+        if len(exclude):
+            rows = rows[~np.isin(rows, np.asarray(exclude, dtype=np.int64))]
+        if shortlist is not None and len(rows) > shortlist:
+            rows = candidate_stage(index, query, pool, rows, shortlist)
+        ev = index.evidence(query, pool, rows, max_papers=cfg.max_papers, per_evidence=cfg.per_evidence)
+        out = self.forward_evidence(ev)
+        return explain(ev, out, index, pool, k, papers_per_reviewer)
+
+    # --- persistence ---------------------------------------------------------------------------------
+
+    def save(self, directory: str | os.PathLike) -> None:
+        net = self._check()
+        os.makedirs(directory, exist_ok=True)
+        meta = {"model": MODEL_NAME, "version": MODEL_VERSION, "config": asdict(self.config),
+                "query_features": list(QUERY_FEATURES), "fit_info": self.fit_info_}
+        with open(os.path.join(directory, "config.json"), "w", encoding="utf-8") as fh:
+            json.dump(meta, fh, indent=2)
+        torch.save(net.state_dict(), os.path.join(directory, "state.pt"))
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> RecoRank:
+        path = os.path.join(directory, "config.json")
+        if not os.path.exists(path) or not os.path.exists(os.path.join(directory, "state.pt")):
+            raise NotFitted(f"no RECO-Rank model in {directory}")
+        with open(path, encoding="utf-8") as fh:
+            meta = json.load(fh)
+        if meta.get("model") != MODEL_NAME or meta.get("version") != MODEL_VERSION:
+            raise NotFitted(f"{directory} holds {meta.get('model')} version {meta.get('version')}, "
+                            f"this code reads {MODEL_NAME} version {MODEL_VERSION}")
+        if meta.get("query_features") != list(QUERY_FEATURES):
+            raise NotFitted(f"{directory} was trained on other query features")
+        model = cls(**RecoRankConfig.from_dict(meta["config"]).__dict__)
+        net = RecoRankNet(model.config)
+        state = torch.load(os.path.join(directory, "state.pt"), map_location="cpu", weights_only=True)
+        try:
+            net.load_state_dict(state)
+        except RuntimeError as exc:
+            raise NotFitted(f"{directory}: incompatible weights ({exc})") from exc
+        net.eval()
+        model.net_ = net
+        model.fit_info_ = meta.get("fit_info", {})
+        return model
+
+
+def candidate_stage(index: EvidenceIndex, query: Query, pool: ReviewerPool, rows: np.ndarray,
+                    keep: int) -> np.ndarray:
+    """Cheap first stage for large pools: each reviewer's best paper on semantic, topic or citation-vector
+    z-score (no coupling or co-citation), plus every reviewer whose paper the submission cites."""
+    owner, paper = index.eligible_pairs(query, pool, rows)
+    if len(paper) == 0:
+        return rows[:keep]
+    bg = index.background_stats(query)
+    best = np.full(len(paper), -10.0, dtype=np.float32)
+    uniq, inv = np.unique(paper, return_inverse=True)
+    if query.has_text:
+        s = index.text[uniq] @ query.text_vector.astype(np.float32)
+        best = np.maximum(best, np.where(index.has_text[uniq], (s - bg[0]) / bg[1], -10.0)[inv])
+    if query.has_topic:
+        from scholargraph.ranking.reviewers.evidence import topic_similarity
+
+        t = topic_similarity(query.topic_vector, index.topics[uniq])
+        best = np.maximum(best, np.where(index.has_topic[uniq], (t - bg[2]) / bg[3], -10.0)[inv])
+    if query.citation_vector is not None:
+        v = index.cvec[uniq] @ query.citation_vector
+        best = np.maximum(best, np.where(index.has_cvec[uniq], (v - bg[4]) / bg[5], -10.0)[inv])
+    if len(query.references):
+        best = np.where(np.isin(paper, query.references), 1e3, best)
+    score = np.full(len(rows), -1e9, dtype=np.float64)
+    np.maximum.at(score, owner, best)
+    order = np.argsort(-score, kind="stable")
+    cited = np.flatnonzero(score >= 1e3)
+    chosen = np.unique(np.r_[order[:keep], cited])
+    return rows[chosen]
+
+
+def explain(ev: Evidence, out: Mapping[str, np.ndarray], index: EvidenceIndex, pool: ReviewerPool, k: int,
+            papers_per_reviewer: int = 3) -> list[Suggestion]:
+    """Suggestions for the top k of one query, each with its additive explanation."""
+    snap = index.snapshot
+    score = out["score"]
+    order = np.argsort(-score, kind="stable")[:k]
+    suggestions = []
+    for rank, r in enumerate(order, start=1):
+        row = int(ev.reviewer_rows[r])
+        papers = []
+        main_p, comp_p = out["main_p"][r], out["comp_p"][r]
+        contrib = main_p + comp_p
+        listed = [j for j in np.argsort(-contrib, kind="stable") if ev.valid[r, j] and contrib[j] > 0]
+        listed = listed[:papers_per_reviewer]
+        c = out["calibrated"][r]
+        for j in listed:
+            pid = int(ev.papers[r, j])
+            year = int(snap.paper_year[pid])
+            papers.append(EvidencePaper(
+                paper_id=snap.paper_ids[pid], title=snap.titles[pid] if snap.titles is not None else None,
+                year=year if year >= 0 else None,
+                semantic=float(c[j, _SEM]) if ev.mask[r, j, _SEM] else None,
+                topic=float(c[j, _TOP]) if ev.mask[r, j, _TOP] else None,
+                citation=float(c[j, _CIT]) if ev.mask[r, j, _CIT] else None,
+                direct_link=bool(ev.citation_parts[r, j, 1] > 0), bridge=bool(out["bridge"][r, j]),
+                main=float(main_p[j]), compensation=float(comp_p[j])))
+        main, comp = float(out["main"][r]), float(out["compensation"][r])
+        no_hist = bool(ev.no_history[r] or not ev.valid[r].any())
+        suggestions.append(Suggestion(
+            reviewer_id=pool.author_ids[row], name=pool.names[row], rank=rank, score=float(score[r]), main=main,
+            compensation=comp, gate=float(out["gate"][r]), reliability=float(out["reliability"][r]),
+            no_history=no_hist, papers=papers,
+            other_main=main - sum(p.main for p in papers),
+            other_compensation=comp - sum(p.compensation for p in papers)))
+    return suggestions
