@@ -119,6 +119,36 @@ class GraphSnapshot:
     # --- building ----------------------------------------------------------------------------------
 
     @classmethod
+    def from_store(cls, store, with_text: bool = False, quiet: bool = True) -> GraphSnapshot:
+        """Pull the whole graph through the store's streaming reads (no driver code here)."""
+        from scholargraph.progress import progress
+
+        papers = []
+        with progress(desc="snapshot papers", unit="paper", quiet=quiet) as bar:
+            for rec in store.stream("store/snapshot_papers", withText=with_text):
+                row = {"id": rec["id"], "year": rec["year"], "stub": rec["stub"], "venue": rec["venue"]}
+                if with_text:
+                    row["title"] = rec["title"]
+                    row["abstract"] = rec["abstract"]
+                papers.append(row)
+                bar.update(1)
+        venues = [(rec["id"], rec["name"]) for rec in store.stream("store/snapshot_venues")]
+        authors: list[tuple[str, str | None]] = []
+        authorships: list[tuple[str, str, int]] = []
+        with progress(desc="snapshot authors", unit="author", quiet=quiet) as bar:
+            for rec in store.stream("store/snapshot_authorships"):
+                authors.append((rec["id"], rec["name"]))
+                authorships.extend((rec["id"], pid, pos) for pid, pos in rec["papers"])
+                bar.update(1)
+        citations: list[tuple[str, str]] = []
+        with progress(desc="snapshot citations", unit="paper", quiet=quiet) as bar:
+            for rec in store.stream("store/snapshot_citations"):
+                citing = rec["id"]
+                citations.extend((citing, cited) for cited in rec["cited"])
+                bar.update(1)
+        return cls.build(papers, authorships, citations, venues=venues, authors=authors)
+
+    @classmethod
     def build(cls, papers: Sequence[dict], authorships: Iterable[tuple[str, str, int]] = (),
               citations: Iterable[tuple[str, str]] = (), venues: Sequence[tuple[str, str | None]] = (),
               authors: Sequence[tuple[str, str | None]] = ()) -> GraphSnapshot:

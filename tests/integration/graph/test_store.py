@@ -84,3 +84,21 @@ def test_reference_by_source_id_finds_the_doi_node_in_either_order(store):
     src, dst, _ = store.read_edges("CITES")
     assert sorted(zip(src, dst)) == [("aminer:1", "10.1234/b"), ("aminer:3", "10.1234/b")]
     assert store.stats()["nodes"]["Paper"] == 3
+
+
+def test_snapshot_from_store_matches_the_offline_build(store, tmp_path):
+    from scholargraph.graph.snapshot import GraphSnapshot
+    from scholargraph.ingest.loader import ingest
+    from scholargraph.ingest.offline import snapshot_from_files
+    from tests.conftest import require_shared_data
+
+    nips = str(require_shared_data("nips", "nips-1987-1993.aminer.jsonl"))
+    ingest(store, "aminer", [nips], quarantine_path=tmp_path / "q", checkpoint_dir=tmp_path / "c", quiet=True)
+    live = GraphSnapshot.from_store(store, with_text=True)
+    offline = snapshot_from_files("aminer", [nips])
+    assert sorted(live.paper_ids) == sorted(offline.paper_ids)
+    assert live.citations.nnz == offline.citations.nnz == 493
+    assert live.authorship.nnz == offline.authorship.nnz
+    i, j = live.paper_index["aminer:nips-0001"], offline.paper_index["aminer:nips-0001"]
+    assert live.titles[i] == offline.titles[j] and live.paper_year[i] == offline.paper_year[j]
+    assert live.venue_ids == ["venue:nips"]
