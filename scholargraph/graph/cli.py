@@ -8,6 +8,8 @@ import click
 
 from scholargraph.graph import local_server
 from scholargraph.graph.connect import open_store
+from scholargraph.graph.encoders import DEFAULT_ENCODER
+from scholargraph.graph.features import STEPS, FeatureOptions, run_features
 
 
 def _human_bytes(n: int) -> str:
@@ -116,3 +118,28 @@ def reset_cmd(obj, yes: bool) -> None:
         store.reset()
         left = sum(store.stats()["nodes"].values())
     click.echo(f"database emptied ({left} nodes left)")
+
+
+@click.command("features")
+@click.option("--only", default=",".join(STEPS), show_default=True,
+              help="Comma-separated steps: networks, pagerank, topics, vectors.")
+@click.option("--as-of", "as_of", type=int, default=None,
+              help="Compute from papers up to this year only; scalar results are written as <name>AsOf<YEAR>.")
+@click.option("--topics", "num_topics", default=10, show_default=True, type=click.IntRange(2, 500))
+@click.option("--encoder", default=DEFAULT_ENCODER, show_default=True, help="Text encoder for semanticVector.")
+@click.option("--retrain", is_flag=True, help="Fit a new topic model and encoder even when saved ones exist.")
+@click.option("--force", is_flag=True, help="Recompute even when nothing changed since the last run.")
+@click.pass_obj
+def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder: str, retrain: bool,
+                     force: bool) -> None:
+    """Derived networks, PageRank, LDA topics and text/citation vectors, written back to the graph."""
+    steps = tuple(s.strip() for s in only.split(",") if s.strip())
+    unknown = set(steps) - set(STEPS)
+    if unknown:
+        raise click.UsageError(f"unknown step(s) {', '.join(sorted(unknown))}; choose from {', '.join(STEPS)}")
+    options = FeatureOptions(only=steps, as_of=as_of, num_topics=num_topics, encoder=encoder)
+    log = (lambda _msg: None) if obj.quiet else (lambda msg: click.echo(f"  {msg}", err=True))
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        report = run_features(store, obj.settings.models_dir, options, retrain=retrain, force=force,
+                              quiet=obj.quiet, log=log)
+    click.echo(report)

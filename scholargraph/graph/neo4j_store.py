@@ -20,6 +20,7 @@ from scholargraph.graph.records import PaperBundle
 # parameter and still use its index, so each has its own query file, chosen from this whitelist.
 NODE_LABELS = ("Paper", "Author", "Venue", "Topic")
 EDGE_TYPES = ("CITES", "AUTHORED", "PUBLISHED_IN", "COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
+DERIVED_EDGE_TYPES = ("COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
 
 _CAMEL_BOUNDARY = re.compile(r"_([a-z0-9])")
 
@@ -331,6 +332,52 @@ class Neo4jStore:
             self.run_write(query, rows=rows)
             written += len(rows)
         return written
+
+
+    def write_edges(self, rel_type: str, rows: Iterable[dict], version: str, batch_size: int = 20_000) -> int:
+        """Materialise derived edges {source, target, weight} of one type; idempotent. Returns rows written."""
+        _check(rel_type, DERIVED_EDGE_TYPES)
+        query = f"store/write_{rel_type.lower()}"
+        written = 0
+        batch: list[dict] = []
+        for row in rows:
+            batch.append({k: _plain(v) for k, v in row.items()})
+            if len(batch) >= batch_size:
+                self.run_write(query, rows=batch, version=version)
+                written += len(batch)
+                batch = []
+        if batch:
+            self.run_write(query, rows=batch, version=version)
+            written += len(batch)
+        return written
+
+    def delete_stale_edges(self, rel_type: str, version: str) -> None:
+        """Drop edges of `rel_type` that the computation `version` did not produce."""
+        _check(rel_type, DERIVED_EDGE_TYPES)
+        self.run_autocommit(f"store/delete_stale_{rel_type.lower()}", version=version)
+
+    def upsert_topics(self, rows: list[dict]) -> None:
+        self.run_write("store/upsert_topics", rows=rows)
+
+    def record_run(self, run_id: str, props: dict[str, Any]) -> None:
+        self.run_write("store/record_run", id=run_id, props={to_camel(k): _plain(v) for k, v in props.items()})
+
+    def last_run(self, job: str) -> dict | None:
+        rows = self.run_read("store/last_run", job=job)
+        return rows[0]["props"] if rows else None
+
+    def apply_vector_indexes(self) -> None:
+        def call():
+            with self._session() as session:
+                for statement in cypher.statements("store/vector_indexes"):
+                    session.run(statement).consume()
+                session.run("CALL db.awaitIndexes(300)").consume()
+        self._guard(call)
+
+    def vector_query(self, index: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """Nearest papers by a vector index (approximate, HNSW)."""
+        rows = self.run_read("store/vector_query", index=index, k=k, vector=[float(x) for x in vector])
+        return [(r["id"], r["score"]) for r in rows]
 
 
 def _check(name: str, allowed: tuple[str, ...]) -> None:

@@ -1,0 +1,3 @@
+// Remove :HAS_TOPIC edges that the latest computation ($version) did not produce (run as auto-commit).
+MATCH ()-[r:HAS_TOPIC]->() WHERE r.version IS NULL OR r.version <> $version
+CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS

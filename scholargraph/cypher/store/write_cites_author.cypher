@@ -1,0 +1,7 @@
+// Materialise (:Author)-[:CITES_AUTHOR {weight}]->(:Author) from computed rows {source, target, weight}; idempotent.
+// $version tags this computation so that edges it no longer produces can be removed afterwards.
+UNWIND $rows AS row
+MATCH (a:Author {id: row.source})
+MATCH (b:Author {id: row.target})
+MERGE (a)-[r:CITES_AUTHOR]->(b)
+SET r.weight = row.weight, r.version = $version

@@ -1,0 +1,262 @@
+"""The features pipeline: pull a snapshot, compute networks, PageRank, topics and vectors, write them back.
+
+Pure computations live in networks.py, pagerank.py, topics.py, vectors.py and encoders.py; this module
+only sequences them and moves their results through the store. `compute_features` is the in-memory
+half, used as is by models that need features "as of" a year.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from scholargraph.graph import networks, topics
+from scholargraph.graph.encoders import DEFAULT_ENCODER, load_encoder, make_encoder
+from scholargraph.graph.pagerank import pagerank
+from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.vectors import citation_vectors, has_evidence, text_vectors
+
+STEPS = ("networks", "pagerank", "topics", "vectors")
+
+
+@dataclass
+class FeatureOptions:
+    only: tuple[str, ...] = STEPS
+    as_of: int | None = None
+    damping: float = 0.85
+    max_iter: int = 100
+    tol: float = 1e-6
+    num_topics: int = 10
+    topic_threshold: float = 0.1
+    encoder: str = DEFAULT_ENCODER
+    citation_dim: int = 64
+    seed: int = 0
+
+
+@dataclass
+class Features:
+    """Everything computed for one snapshot, aligned with its paper/author/venue indexes."""
+
+    acn: object = None  # authors x authors, symmetric
+    accn: object = None  # authors x authors
+    vccn: object = None  # venues x venues
+    paper_citations: np.ndarray | None = None
+    venue_avg_citation: np.ndarray | None = None
+    paper_pagerank: np.ndarray | None = None
+    author_pagerank_coauthor: np.ndarray | None = None
+    author_pagerank_citation: np.ndarray | None = None
+    venue_pagerank: np.ndarray | None = None
+    paper_topics: np.ndarray | None = None
+    paper_topics_empty: np.ndarray | None = None
+    author_topics: np.ndarray | None = None
+    topic_diversity: np.ndarray | None = None
+    topic_authority: np.ndarray | None = None
+    topic_model: topics.TopicModel | None = None
+    semantic: np.ndarray | None = None
+    encoder: object = None
+    citation: np.ndarray | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def compute_features(snapshot: GraphSnapshot, options: FeatureOptions, *, topic_model=None, encoder=None,
+                     log: Callable[[str], None] = lambda _: None) -> Features:
+    """All requested features of `snapshot` in memory. A fitted topic model / encoder is reused when given
+    (incremental runs, queries); otherwise one is trained on the snapshot's texts."""
+    f = Features()
+    only = set(options.only)
+
+    def timed(name: str, fn):
+        t0 = time.perf_counter()
+        result = fn()
+        f.timings[name] = time.perf_counter() - t0
+        log(f"{name}: {f.timings[name]:.1f}s")
+        return result
+
+    if only & {"networks", "pagerank"}:
+        f.acn = timed("ACN", lambda: networks.coauthor_matrix(snapshot))
+        f.accn = timed("ACCN", lambda: networks.author_citation_matrix(snapshot))
+        f.vccn = timed("VCCN", lambda: networks.venue_citation_matrix(snapshot))
+        f.paper_citations = networks.paper_citation_counts(snapshot)
+        f.venue_avg_citation = networks.venue_avg_citation(snapshot)
+    if "pagerank" in only:
+        pr = {"damping": options.damping, "max_iter": options.max_iter, "tol": options.tol}
+        f.paper_pagerank = timed("PageRank papers", lambda: pagerank(snapshot.citations, **pr))
+        f.author_pagerank_coauthor = timed("PageRank ACN", lambda: pagerank(f.acn, **pr))
+        f.author_pagerank_citation = timed("PageRank ACCN", lambda: pagerank(f.accn, **pr))
+        f.venue_pagerank = (timed("PageRank VCCN", lambda: pagerank(f.vccn, **pr))
+                            if snapshot.n_venues else np.zeros(0))
+    if "topics" in only:
+        texts = [snapshot.text(i) for i in range(snapshot.n_papers)]
+        if topic_model is None:
+            topic_model = timed("LDA fit", lambda: topics.TopicModel(num_topics=options.num_topics,
+                                                                     random_state=options.seed).fit(texts))
+        f.topic_model = topic_model
+        f.paper_topics, f.paper_topics_empty = timed("LDA infer",
+                                                     lambda: topic_model.transform(texts, return_empty=True))
+        cites = f.paper_citations if f.paper_citations is not None else networks.paper_citation_counts(snapshot)
+        f.author_topics = topics.author_topic_distribution(snapshot.authorship, f.paper_topics)
+        f.topic_diversity = topics.topic_diversity(snapshot.authorship, f.paper_topics)
+        f.topic_authority = topics.topic_authority(snapshot.authorship, f.paper_topics, cites)
+    if "vectors" in only:
+        if encoder is None:
+            texts = [snapshot.text(i) for i in range(snapshot.n_papers)]
+            encoder = timed("encoder fit", lambda: make_encoder(options.encoder).fit(texts))
+        f.encoder = encoder
+        f.semantic = timed("text vectors", lambda: text_vectors(snapshot, encoder))
+        f.citation = timed("citation vectors", lambda: citation_vectors(snapshot, dim=options.citation_dim,
+                                                                        seed=options.seed))
+    return f
+
+
+# --- write-back -----------------------------------------------------------------------------------
+
+
+def _suffix(as_of: int | None) -> str:
+    return "" if as_of is None else f"_as_of_{as_of}"
+
+
+def write_features(store, snapshot: GraphSnapshot, f: Features, options: FeatureOptions, version: str,
+                   log: Callable[[str], None] = lambda _: None) -> dict[str, int]:
+    """Write what was computed. As of a year, only scalar features are written, under suffixed names
+    (`pagerankAsOf2015`, ...), so that they sit beside the current ones; networks, topics and vectors as of
+    a year stay in memory for the caller."""
+    counts: dict[str, int] = {}
+    sfx = _suffix(options.as_of)
+    papers, authors, venues = snapshot.paper_ids, snapshot.author_ids, snapshot.venue_ids
+    t0 = time.perf_counter()
+    if f.acn is not None and options.as_of is None and "networks" in options.only:
+        derived = (("COAUTHOR", f.acn, authors, True), ("CITES_AUTHOR", f.accn, authors, False),
+                   ("CITES_VENUE", f.vccn, venues, False))
+        for rel, matrix, ids, symmetric in derived:
+            batches = networks.iter_edge_rows(matrix, ids, ids, symmetric=symmetric)
+            rows = (row for batch in batches for row in batch)
+            counts[rel] = store.write_edges(rel, rows, version)
+            store.delete_stale_edges(rel, version)
+    if f.paper_citations is not None:
+        counts["Paper.nCitation"] = store.write_node_properties(
+            "Paper", papers, {"n_citation" + sfx: f.paper_citations.astype(int)})
+        if venues:
+            store.write_node_properties("Venue", venues, {"avg_citation" + sfx: f.venue_avg_citation})
+    if f.paper_pagerank is not None:
+        counts["Paper.pagerank"] = store.write_node_properties("Paper", papers, {"pagerank" + sfx: f.paper_pagerank})
+        counts["Author.pagerank"] = store.write_node_properties("Author", authors, {
+            "pagerank_coauthor" + sfx: f.author_pagerank_coauthor,
+            "pagerank_citation" + sfx: f.author_pagerank_citation})
+        if venues:
+            store.write_node_properties("Venue", venues, {"pagerank_citation" + sfx: f.venue_pagerank})
+    if f.paper_topics is not None:
+        store.write_node_properties("Author", authors, {"topic_diversity" + sfx: f.topic_diversity,
+                                                        "topic_authority" + sfx: f.topic_authority})
+        if options.as_of is None:
+            words = f.topic_model.top_words(10)
+            store.upsert_topics([{"id": f"topic:{k}", "words": [w for w, _ in ws], "weights": [p for _, p in ws],
+                                  "modelVersion": version} for k, ws in enumerate(words)])
+            topic_ids = [f"topic:{k}" for k in range(len(words))]
+            counts["Paper.topicVector"] = store.write_node_properties(
+                "Paper", papers, {"topic_vector": [row.tolist() for row in f.paper_topics.astype(np.float32)]})
+            edges = topics.paper_topic_edges(f.paper_topics, options.topic_threshold, ~f.paper_topics_empty)
+            rows = (row for batch in networks.iter_edge_rows(edges, papers, topic_ids) for row in batch)
+            counts["HAS_TOPIC"] = store.write_edges("HAS_TOPIC", rows, version)
+            store.delete_stale_edges("HAS_TOPIC", version)
+    if f.semantic is not None and options.as_of is None:
+        counts["Paper.semanticVector"] = _write_vectors(store, papers, "semantic_vector", f.semantic)
+        counts["Paper.citationVector"] = _write_vectors(store, papers, "citation_vector", f.citation)
+        store.apply_vector_indexes()
+    log(f"write-back: {time.perf_counter() - t0:.1f}s")
+    return counts
+
+
+def _write_vectors(store, ids: list[str], name: str, vectors: np.ndarray) -> int:
+    """Vectors as float lists; papers without evidence get null (no vector), not a zero vector."""
+    mask = has_evidence(vectors)
+    values = [vectors[i].tolist() if mask[i] else None for i in range(len(ids))]
+    return store.write_node_properties("Paper", ids, {name: values}, batch_size=2_000)
+
+
+# --- models on disk -------------------------------------------------------------------------------
+
+
+def save_models(models_dir: Path, f: Features, version: str) -> dict[str, str]:
+    """Topic model and encoder under versioned directories; `current.json` points at the latest."""
+    saved: dict[str, str] = {}
+    if f.topic_model is not None:
+        path = models_dir / "topics" / version
+        f.topic_model.save(path)
+        saved["topics"] = str(path)
+    if f.encoder is not None:
+        path = models_dir / "encoders" / version
+        f.encoder.save(path)
+        saved["encoder"] = str(path)
+    if saved:
+        models_dir.mkdir(parents=True, exist_ok=True)
+        current = models_dir / "current.json"
+        previous = json.loads(current.read_text()) if current.exists() else {}
+        previous.update(saved)
+        current.write_text(json.dumps(previous, indent=2))
+    return saved
+
+
+def load_current_models(models_dir: Path) -> tuple[topics.TopicModel | None, object]:
+    current = models_dir / "current.json"
+    if not current.exists():
+        return None, None
+    paths = json.loads(current.read_text())
+    topic_model = topics.TopicModel.load(paths["topics"]) if "topics" in paths else None
+    encoder = load_encoder(paths["encoder"]) if "encoder" in paths else None
+    return topic_model, encoder
+
+
+# --- the command ------------------------------------------------------------------------------------
+
+
+def _fingerprint(stats: dict) -> str:
+    """What the features depend on, in counts: a change in any of them means a recompute."""
+    keep = {"nodes": {k: stats["nodes"][k] for k in ("Paper", "Author", "Venue")},
+            "relationships": {k: stats["relationships"][k] for k in ("CITES", "AUTHORED", "PUBLISHED_IN")},
+            "stubs": stats["stubs"]}
+    return json.dumps(keep, sort_keys=True)
+
+
+def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: bool = False, force: bool = False,
+                 quiet: bool = True, log: Callable[[str], None] = lambda _: None) -> str:
+    """The `features` command: skip when nothing changed since the last successful run, else recompute
+    (reusing the saved topic model and encoder unless `retrain`), write back and record a ScoringRun."""
+    fingerprint = _fingerprint(store.stats())
+    last = store.last_run("features")
+    if (not force and options.as_of is None and last is not None and last.get("fingerprint") == fingerprint
+            and set(options.only) <= set(json.loads(last.get("steps", "[]")))):
+        return f"features are up to date: nothing changed since run {last.get('id')} ({last.get('finishedAt')})"
+    started = time.time()
+    started_at = datetime.now(timezone.utc)
+    version = started_at.strftime("%Y%m%dT%H%M%S%f")  # microseconds: two runs in one second stay apart
+    run_id = f"features-{version}" + ("" if options.as_of is None else f"-as-of-{options.as_of}")
+    store.record_run(run_id, {"job": "features", "status": "running", "started_at": started_at,
+                              "steps": json.dumps(list(options.only))})
+    try:
+        snapshot = GraphSnapshot.from_store(store, with_text=bool(set(options.only) & {"topics", "vectors"}),
+                                            quiet=quiet)
+        if options.as_of is not None:
+            snapshot = snapshot.as_of(options.as_of)
+        topic_model, encoder = (None, None) if retrain else load_current_models(models_dir)
+        f = compute_features(snapshot, options, topic_model=topic_model, encoder=encoder, log=log)
+        saved = save_models(models_dir, f, version) if options.as_of is None else {}
+        counts = write_features(store, snapshot, f, options, version, log=log)
+    except BaseException as exc:
+        store.record_run(run_id, {"status": "failed", "finished_at": datetime.now(timezone.utc),
+                                  "error": str(exc)[:500]})
+        raise
+    store.record_run(run_id, {"id": run_id, "status": "succeeded", "finished_at": datetime.now(timezone.utc),
+                              "fingerprint": fingerprint, "counts": json.dumps(counts),
+                              "model_version": version, "models": json.dumps(saved)})
+    lines = [f"features {','.join(options.only)} on {snapshot.n_papers:,} papers, {snapshot.n_authors:,} authors, "
+             f"{snapshot.n_venues:,} venues" + ("" if options.as_of is None else f" as of {options.as_of}")
+             + f" in {time.time() - started:.1f}s (run {run_id})"]
+    lines += [f"  {name}: {n:,}" for name, n in counts.items()]
+    lines += [f"  model saved: {path}" for path in saved.values()]
+    return "\n".join(lines)
