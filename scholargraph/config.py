@@ -9,6 +9,7 @@ from pathlib import Path
 
 NEO4J_VERSION = "5.26.30"  # newest 5.26.x LTS that resolved from Maven Central
 APOC_VERSION = "5.26.19"  # newest apoc-core of the 5.26 line that resolved
+GDS_VERSION = "2.13.9"  # Graph Data Science for Neo4j 5.26 (opt-in: SCHOLARGRAPH_PLUGINS=apoc,gds)
 DEFAULT_PORT = 7687
 
 
@@ -37,6 +38,8 @@ class Settings:
     java_home: str | None = None
     heap: str = "2g"
     pagecache: str = "512m"
+    # Plugins of the managed server, fetched from Maven Central on first use.
+    plugins: str = "apoc"
 
     @property
     def managed(self) -> bool:

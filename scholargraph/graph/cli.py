@@ -127,17 +127,19 @@ def reset_cmd(obj, yes: bool) -> None:
               help="Compute from papers up to this year only; scalar results are written as <name>AsOf<YEAR>.")
 @click.option("--topics", "num_topics", default=10, show_default=True, type=click.IntRange(2, 500))
 @click.option("--encoder", default=DEFAULT_ENCODER, show_default=True, help="Text encoder for semanticVector.")
+@click.option("--backend", type=click.Choice(["networkx", "gds"]), default="networkx", show_default=True,
+              help="PageRank in process (SciPy) or on the server with Graph Data Science.")
 @click.option("--retrain", is_flag=True, help="Fit a new topic model and encoder even when saved ones exist.")
 @click.option("--force", is_flag=True, help="Recompute even when nothing changed since the last run.")
 @click.pass_obj
-def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder: str, retrain: bool,
-                     force: bool) -> None:
+def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder: str, backend: str,
+                     retrain: bool, force: bool) -> None:
     """Derived networks, PageRank, LDA topics and text/citation vectors, written back to the graph."""
     steps = tuple(s.strip() for s in only.split(",") if s.strip())
     unknown = set(steps) - set(STEPS)
     if unknown:
         raise click.UsageError(f"unknown step(s) {', '.join(sorted(unknown))}; choose from {', '.join(STEPS)}")
-    options = FeatureOptions(only=steps, as_of=as_of, num_topics=num_topics, encoder=encoder)
+    options = FeatureOptions(only=steps, as_of=as_of, num_topics=num_topics, encoder=encoder, backend=backend)
     log = (lambda _msg: None) if obj.quiet else (lambda msg: click.echo(f"  {msg}", err=True))
     with open_store(obj.settings, quiet=obj.quiet) as store:
         report = run_features(store, obj.settings.models_dir, options, retrain=retrain, force=force,

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
+from scholargraph.errors import UsageError
 from scholargraph.graph import networks, topics
 from scholargraph.graph.encoders import DEFAULT_ENCODER, load_encoder, make_encoder
 from scholargraph.graph.pagerank import pagerank
@@ -37,6 +38,7 @@ class FeatureOptions:
     encoder: str = DEFAULT_ENCODER
     citation_dim: int = 64
     seed: int = 0
+    backend: str = "networkx"  # PageRank backend: "networkx" (SciPy, in process) or "gds" (on the server)
 
 
 @dataclass
@@ -215,6 +217,21 @@ def load_current_models(models_dir: Path) -> tuple[topics.TopicModel | None, obj
 # --- the command ------------------------------------------------------------------------------------
 
 
+def gds_pagerank_features(store, snapshot: GraphSnapshot, f: Features, options: FeatureOptions) -> None:
+    """Fill the PageRank arrays of `f` from Neo4j GDS, aligned with the snapshot's indexes."""
+    def aligned(network: str, ids: list[str]) -> np.ndarray:
+        scores = store.gds_pagerank(network, options.damping, options.max_iter, options.tol)
+        return np.array([scores.get(i, 0.0) for i in ids], dtype=np.float64)
+
+    f.paper_pagerank = aligned("CITES", snapshot.paper_ids)
+    f.author_pagerank_coauthor = aligned("COAUTHOR", snapshot.author_ids)
+    f.author_pagerank_citation = aligned("CITES_AUTHOR", snapshot.author_ids)
+    f.venue_pagerank = aligned("CITES_VENUE", snapshot.venue_ids) if snapshot.n_venues else np.zeros(0)
+    if f.paper_citations is None:
+        f.paper_citations = networks.paper_citation_counts(snapshot)
+        f.venue_avg_citation = networks.venue_avg_citation(snapshot)
+
+
 def _fingerprint(stats: dict) -> str:
     """What the features depend on, in counts: a change in any of them means a recompute."""
     keep = {"nodes": {k: stats["nodes"][k] for k in ("Paper", "Author", "Venue")},
@@ -227,13 +244,21 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
                  quiet: bool = True, log: Callable[[str], None] = lambda _: None) -> str:
     """The `features` command: skip when nothing changed since the last successful run, else recompute
     (reusing the saved topic model and encoder unless `retrain`), write back and record a ScoringRun."""
+    if options.backend not in ("networkx", "gds"):
+        raise UsageError(f"unknown PageRank backend {options.backend!r} (networkx or gds)")
+    if options.backend == "gds" and "pagerank" in options.only:
+        if options.as_of is not None:
+            raise UsageError("--backend gds works on the stored (current) networks: it cannot compute --as-of")
+        if not store.has_gds():
+            raise UsageError("this Neo4j has no Graph Data Science plugin: use --backend networkx, the docker-compose "
+                             "server, or SCHOLARGRAPH_PLUGINS=apoc,gds for the managed one")
     fingerprint = _fingerprint(store.stats())
     last = store.last_run("features")
     if (not force and options.as_of is None and last is not None and last.get("fingerprint") == fingerprint
             and set(options.only) <= set(json.loads(last.get("steps", "[]")))):
         return f"features are up to date: nothing changed since run {last.get('id')} ({last.get('finishedAt')})"
     started = time.time()
-    started_at = datetime.now(timezone.utc)
+    started_at = datetime.now(UTC)
     version = started_at.strftime("%Y%m%dT%H%M%S%f")  # microseconds: two runs in one second stay apart
     run_id = f"features-{version}" + ("" if options.as_of is None else f"-as-of-{options.as_of}")
     store.record_run(run_id, {"job": "features", "status": "running", "started_at": started_at,
@@ -244,14 +269,20 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
         if options.as_of is not None:
             snapshot = snapshot.as_of(options.as_of)
         topic_model, encoder = (None, None) if retrain else load_current_models(models_dir)
-        f = compute_features(snapshot, options, topic_model=topic_model, encoder=encoder, log=log)
+        on_server = options.backend == "gds" and "pagerank" in options.only
+        local = replace(options, only=tuple(s for s in options.only if s != "pagerank")) if on_server else options
+        f = compute_features(snapshot, local, topic_model=topic_model, encoder=encoder, log=log)
         saved = save_models(models_dir, f, version) if options.as_of is None else {}
-        counts = write_features(store, snapshot, f, options, version, log=log)
+        counts = write_features(store, snapshot, f, local, version, log=log)
+        if on_server:
+            # GDS reads the networks from the graph, so they are written first.
+            gds_pagerank_features(store, snapshot, f, options)
+            counts.update(write_features(store, snapshot, f, replace(options, only=("pagerank",)), version, log=log))
     except BaseException as exc:
-        store.record_run(run_id, {"status": "failed", "finished_at": datetime.now(timezone.utc),
+        store.record_run(run_id, {"status": "failed", "finished_at": datetime.now(UTC),
                                   "error": str(exc)[:500]})
         raise
-    store.record_run(run_id, {"id": run_id, "status": "succeeded", "finished_at": datetime.now(timezone.utc),
+    store.record_run(run_id, {"id": run_id, "status": "succeeded", "finished_at": datetime.now(UTC),
                               "fingerprint": fingerprint, "counts": json.dumps(counts),
                               "model_version": version, "models": json.dumps(saved)})
     lines = [f"features {','.join(options.only)} on {snapshot.n_papers:,} papers, {snapshot.n_authors:,} authors, "

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from scholargraph.config import APOC_VERSION, NEO4J_VERSION, Settings
+from scholargraph.config import APOC_VERSION, GDS_VERSION, NEO4J_VERSION, Settings
 from scholargraph.errors import ServerError
 
 LAUNCHER_CLASS = "ScholargraphNeo4j"
@@ -112,21 +112,26 @@ def provision(settings: Settings, quiet: bool = False) -> Path:
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
             raise ServerError(f"could not fetch Neo4j {NEO4J_VERSION} from Maven: {' | '.join(tail)}")
         (lib / ".complete").write_text(NEO4J_VERSION)
-    _provision_apoc(settings, runtime, quiet)
+    for name in requested_plugins(settings):
+        _provision_plugin(runtime, name, quiet)
     _compile_launcher(settings, runtime)
     return runtime
 
 
-_APOC_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+_PLUGIN_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
-  <groupId>scholargraph</groupId><artifactId>apoc-plugin</artifactId><version>{apoc}</version>
+  <groupId>scholargraph</groupId><artifactId>{name}-plugin</artifactId><version>1</version>
   <packaging>pom</packaging>
   <dependencies>
-    <dependency><groupId>org.neo4j.procedure</groupId><artifactId>apoc-core</artifactId><version>{apoc}</version></dependency>
-    <dependency><groupId>org.neo4j.procedure</groupId><artifactId>apoc-common</artifactId><version>{apoc}</version></dependency>
+{dependencies}
   </dependencies>
 </project>
 """
+# name -> (the plugin's own group id, its artifacts, version)
+PLUGINS = {
+    "apoc": ("org.neo4j.procedure", ("apoc-core", "apoc-common"), APOC_VERSION),
+    "gds": ("org.neo4j.gds", ("proc", "opengds-extension"), GDS_VERSION),
+}
 _JAR_VERSION = re.compile(r"-\d[\w.]*\.jar$")
 
 
@@ -134,36 +139,62 @@ def _artifact(jar: Path) -> str:
     return _JAR_VERSION.sub("", jar.name)
 
 
-def _provision_apoc(settings: Settings, runtime: Path, quiet: bool) -> None:
-    """APOC core is optional: a failure to resolve it is remembered, not fatal.
+def _plugin_dir(runtime: Path, name: str) -> Path:
+    return runtime / f"plugins-{name}"
 
-    Maven Central has no self-contained APOC jar, so apoc-core comes with apoc-common and its
-    libraries; those Neo4j already ships are dropped to avoid two versions on one classpath.
+
+def _provision_plugin(runtime: Path, name: str, quiet: bool) -> None:
+    """Fetch a plugin from Maven Central once; a failure is remembered and reported, not fatal.
+
+    Maven Central has no self-contained APOC or GDS jar, so a plugin comes with its libraries: all of
+    the plugin's own group are kept, other libraries only when Neo4j does not ship them already (two
+    versions of one library on a classpath break at run time).
     """
-    plugins = runtime / "plugins"
-    marker = plugins / ".attempted"
+    group, artifacts, version = PLUGINS[name]
+    target = _plugin_dir(runtime, name)
+    marker = target / ".attempted"
     if marker.exists():
         return
     mvn = shutil.which("mvn")
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    ok = False
     if mvn:
-        shutil.rmtree(plugins, ignore_errors=True)
-        plugins.mkdir(parents=True)
-        (runtime / "apoc-pom.xml").write_text(_APOC_POM.format(apoc=APOC_VERSION))
-        proc = subprocess.run([mvn, "-B", "-q", "-f", str(runtime / "apoc-pom.xml"),
-                               "dependency:copy-dependencies", "-DincludeScope=runtime",
-                               f"-DoutputDirectory={plugins}"], capture_output=True, text=True)
-        if proc.returncode == 0:
+        pom = runtime / f"{name}-pom.xml"
+        deps = "\n".join(f"    <dependency><groupId>{group}</groupId><artifactId>{a}</artifactId>"
+                         f"<version>{version}</version></dependency>" for a in artifacts)
+        pom.write_text(_PLUGIN_POM.format(name=name, dependencies=deps))
+        base = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies", "-DincludeScope=runtime"]
+        own = target / "own"
+        libs = target / "libs"
+        ok = (subprocess.run([*base, f"-DincludeGroupIds={group}", f"-DoutputDirectory={own}"],
+                             capture_output=True, text=True).returncode == 0
+              and subprocess.run([*base, f"-DexcludeGroupIds={group}", f"-DoutputDirectory={libs}"],
+                                 capture_output=True, text=True).returncode == 0)
+        if ok:
             shipped = {_artifact(jar) for jar in (runtime / "lib").glob("*.jar")}
-            for jar in plugins.glob("*.jar"):
-                if _artifact(jar) in shipped:
-                    jar.unlink()
-        else:
-            for jar in plugins.glob("*.jar"):
-                jar.unlink()
-            if not quiet:
-                print(f"note: APOC core {APOC_VERSION} did not resolve; running without it", file=sys.stderr)
-    plugins.mkdir(parents=True, exist_ok=True)
-    marker.write_text(APOC_VERSION)
+            for jar in own.glob("*.jar"):
+                jar.rename(target / jar.name)
+            for jar in libs.glob("*.jar"):
+                if _artifact(jar) not in shipped:
+                    jar.rename(target / jar.name)
+        shutil.rmtree(own, ignore_errors=True)
+        shutil.rmtree(libs, ignore_errors=True)
+    if not ok:
+        for jar in target.glob("*.jar"):
+            jar.unlink()
+        if not quiet:
+            print(f"note: plugin {name} {version} did not resolve from Maven; running without it", file=sys.stderr)
+    marker.write_text(version)
+
+
+def requested_plugins(settings: Settings) -> list[str]:
+    names = [n.strip().lower() for n in settings.plugins.split(",") if n.strip()]
+    unknown = [n for n in names if n not in PLUGINS]
+    if unknown:
+        raise ServerError(f"unknown plugin(s) {', '.join(unknown)} in SCHOLARGRAPH_PLUGINS "
+                          f"(known: {', '.join(PLUGINS)})")
+    return names
 
 
 def _compile_launcher(settings: Settings, runtime: Path) -> Path:
@@ -253,11 +284,12 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     home = settings.home
     for sub in ("run", "logs", "plugins"):
         (home / sub).mkdir(parents=True, exist_ok=True)
-    _sync_plugins(runtime / "plugins", home / "plugins")
+    plugin_dirs = [_plugin_dir(runtime, name) for name in requested_plugins(settings)]
+    _sync_plugins(plugin_dirs, home / "plugins")
     # APOC registers extensions through the classpath ServiceLoader, which embedded mode does not
     # extend to plugins/; its jars go on both (class loading is parent-first, so one copy is used).
     classpath = os.pathsep.join([str(_launcher_classes(runtime)), str(runtime / "lib" / "*"),
-                                 str(runtime / "plugins" / "*")])
+                                 *(str(d / "*") for d in plugin_dirs)])
     env = dict(os.environ)
     env.pop("SCHOLARGRAPH_NEO4J_PASSWORD", None)
     if settings.neo4j_password:
@@ -276,14 +308,14 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     return status(settings)
 
 
-def _sync_plugins(provided: Path, plugins: Path) -> None:
+def _sync_plugins(provided_dirs: list[Path], plugins: Path) -> None:
     """Copy the provisioned plugin jars into the home's plugins/; jars a user added stay untouched."""
     manifest = plugins / ".provisioned"
     previous = manifest.read_text().split() if manifest.exists() else []
     for name in previous:
         (plugins / name).unlink(missing_ok=True)
     names = []
-    for jar in sorted(provided.glob("*.jar")):
+    for jar in sorted(j for d in provided_dirs for j in d.glob("*.jar")):
         shutil.copy2(jar, plugins / jar.name)
         names.append(jar.name)
     manifest.write_text("\n".join(names) + "\n")
