@@ -51,11 +51,12 @@ def main(ctx: click.Context, config: str | None, quiet: bool) -> None:
 
 
 def _register() -> None:
-    from scholargraph.graph.cli import db_group, features_command, neo4j_group
+    from scholargraph.graph.cli import db_group, features_command, neo4j_group, query_command
     from scholargraph.ingest.cli import ingest_command
     from scholargraph.ingest.synth_cli import synth_command
 
-    for command in (neo4j_group, db_group, ingest_command, synth_command, features_command):
+    for command in (neo4j_group, db_group, ingest_command, synth_command, features_command,
+                    query_command):
         main.add_command(command)
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import time
 
 import click
 
-from scholargraph.graph import local_server
+from scholargraph.graph import local_server, query_library
 from scholargraph.graph.connect import open_store
 from scholargraph.graph.encoders import DEFAULT_ENCODER
 from scholargraph.graph.features import STEPS, FeatureOptions, run_features
@@ -145,3 +148,47 @@ def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder
         report = run_features(store, obj.settings.models_dir, options, retrain=retrain, force=force,
                               quiet=obj.quiet, log=log)
     click.echo(report)
+
+
+@click.command("query")
+@click.argument("name", required=False)
+@click.option("-p", "--param", "params", multiple=True, metavar="KEY=VALUE", help="A query parameter (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@click.option("--list", "list_only", is_flag=True, help="List the library's queries with their parameters.")
+@click.pass_obj
+def query_command(obj, name: str | None, params: tuple[str, ...], fmt: str, list_only: bool) -> None:
+    """Run a query of the Cypher library (scholargraph/cypher/queries/) and print its rows."""
+    if list_only or not name:
+        for spec in query_library.list_queries():
+            args = ", ".join(f"{k} ({t}{'' if d is None else ', default ' + d})" for k, (t, d) in spec.params.items())
+            click.echo(f"{spec.name}\n    {spec.purpose}\n    params: {args or '-'}\n    e.g. {spec.example}")
+        return
+    spec = query_library.describe(name)
+    bound = query_library.bind(spec, list(params))
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        columns, rows = store.run_library_query(name, bound)
+    click.echo(render_rows(columns, rows, fmt))
+
+
+def render_rows(columns: list[str], rows: list[list], fmt: str) -> str:
+    """Rows as an aligned text table, JSON lines or CSV."""
+    if fmt == "json":
+        return "\n".join(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False) for row in rows)
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(columns)
+        writer.writerows(rows)
+        return out.getvalue().rstrip("\n")
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
+    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(lines)
+
+
+def _cell(value) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (list, dict)) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."

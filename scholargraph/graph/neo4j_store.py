@@ -381,6 +381,19 @@ class Neo4jStore:
         return [(r["id"], r["score"]) for r in rows]
 
 
+    def run_library_query(self, name: str, params: dict) -> tuple[list[str], list[list[Any]]]:
+        """A query of the Cypher library (cypher/queries/<name>.cypher) in a read transaction."""
+        query = cypher.load(f"queries/{name}")
+
+        def work(tx):
+            result = tx.run(query, **params)
+            return list(result.keys()), [list(r.values()) for r in result]
+
+        def call():
+            with self._session() as session:
+                return session.execute_read(work)
+        return self._guard(call)
+
     def has_gds(self) -> bool:
         try:
             return bool(self.run_read("store/gds_available")[0]["available"])
