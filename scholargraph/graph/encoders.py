@@ -336,6 +336,39 @@ def minilm_available() -> bool:
     return True
 
 
+_MINILM_CACHE: dict[tuple[str, bool], tuple] = {}
+
+
+def _minilm(quantize: bool) -> tuple:
+    """(torch, tokenizer, model, weights digest), loaded once per process: the weights are read-only at
+    inference, so every MiniLMEncoder with the same quantisation shares them."""
+    model_dir = minilm_model_dir()
+    key = (str(model_dir), quantize)
+    if key in _MINILM_CACHE:
+        return _MINILM_CACHE[key]
+    os.environ["HF_HUB_OFFLINE"] = "1"  # never reach a hub, whatever the caller's environment says
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    try:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+    except ImportError as exc:
+        raise EncoderUnavailable(f"the minilm encoder needs torch and transformers ({exc})") from None
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    digest = _file_digest(model_dir / "model.safetensors")
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+    model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
+    if quantize:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.ao.quantization is deprecated in favour of torchao
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    _MINILM_CACHE[key] = (torch, tokenizer, model, digest)
+    return _MINILM_CACHE[key]
+
+
 def _file_digest(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -371,32 +404,14 @@ class MiniLMEncoder(TextEncoder):
     def _load_model(self) -> None:
         if getattr(self, "_model", None) is not None:
             return
-        model_dir = minilm_model_dir()
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        try:
-            import torch
-            from transformers import AutoModel, AutoTokenizer
-            from transformers.utils import logging as hf_logging
-        except ImportError as exc:
-            raise EncoderUnavailable(f"the minilm encoder needs torch and transformers ({exc})") from None
-        hf_logging.disable_progress_bar()
-        hf_logging.set_verbosity_error()
         if self.hyperparameters["num_threads"]:
-            torch.set_num_threads(int(self.hyperparameters["num_threads"]))
-        self.weights_digest_ = _file_digest(model_dir / "model.safetensors")
-        self._tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
-        model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
-        if model.config.hidden_size != self.dim:
-            raise EncoderUnavailable(f"{model_dir}: hidden size {model.config.hidden_size}, expected {self.dim}")
-        if self.hyperparameters["quantize"]:
-            import warnings
+            import torch
 
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-        self._model = model
-        self._torch = torch
+            torch.set_num_threads(int(self.hyperparameters["num_threads"]))
+        quantize = bool(self.hyperparameters["quantize"])
+        self._torch, self._tokenizer, self._model, self.weights_digest_ = _minilm(quantize)
+        if self._model.config.hidden_size != self.dim:
+            raise EncoderUnavailable(f"MiniLM hidden size is {self._model.config.hidden_size}, not dim={self.dim}")
 
     def _batches(self, texts: list[str], idx: np.ndarray, batch_size: int):
         if self.hyperparameters["sort_by_length"]:

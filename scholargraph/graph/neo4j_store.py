@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -22,6 +23,10 @@ from scholargraph.graph.records import PaperBundle
 NODE_LABELS = ("Paper", "Author", "Venue", "Topic")
 EDGE_TYPES = ("CITES", "AUTHORED", "PUBLISHED_IN", "COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
 DERIVED_EDGE_TYPES = ("COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
+
+# The driver logs each retried transient error (a deadlock between two writers, say) as a warning;
+# retries are expected here, and a failure after the retries still raises.
+logging.getLogger("neo4j").addHandler(logging.NullHandler())
 
 _CAMEL_BOUNDARY = re.compile(r"_([a-z0-9])")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from array import array
 from collections.abc import Callable, Iterable, Sequence
@@ -21,6 +22,8 @@ CONFIG_FILE = "topics.json"
 LDA_FILE = "lda.gensim"
 DICTIONARY_FILE = "dictionary.gensim"
 PHRASES_FILE = "phrases.gensim"
+
+_INFER_CHUNK = 2000  # documents per inference call in transform (rows do not depend on it)
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,18 @@ def _csr(indptr: np.ndarray, ids: np.ndarray, counts: np.ndarray, n_vocab: int) 
     return m
 
 
+def auto_passes(n_docs: int) -> int:
+    """Default passes: about 100k document updates in all, between 2 and 20 passes (110k docs -> 2,
+    20k -> 5, 5k or fewer -> 20). Online LDA needs many updates to settle; big corpora give them in one pass."""
+    return int(min(20, max(2, math.ceil(100_000 / max(n_docs, 1)))))
+
+
+def auto_chunksize(n_docs: int) -> int:
+    """Default documents per online update: n_docs/16, between 256 and 2000, so that even a small corpus
+    gets several updates per pass."""
+    return int(min(2000, max(256, n_docs // 16)))
+
+
 class TopicModel:
     """LDA over title + abstract.
 
@@ -69,7 +84,8 @@ class TopicModel:
       faster but its result depends on process scheduling.
     """
 
-    def __init__(self, num_topics: int = 10, passes: int = 2, iterations: int = 50, chunksize: int = 2000,
+    def __init__(self, num_topics: int = 10, passes: int | None = None, iterations: int = 50,
+                 chunksize: int | None = None,
                  alpha: str | float = "symmetric", eta: str | float | None = None, no_below: int | None = None,
                  no_above: float = 0.5, keep_n: int = 100_000, phrase_min_count: int | None = None,
                  phrase_threshold: float = 10.0, workers: int = 0, random_state: int = 0):
@@ -120,6 +136,8 @@ class TopicModel:
             raise ValueError("cannot fit a topic model on no documents")
         no_below = auto_no_below(n_docs) if self.no_below is None else self.no_below
         phrase_min_count = max(5, no_below) if self.phrase_min_count is None else self.phrase_min_count
+        passes = auto_passes(n_docs) if self.passes is None else self.passes
+        chunksize = auto_chunksize(n_docs) if self.chunksize is None else self.chunksize
 
         # Pass 1: phrase statistics, streamed (a list of token lists would cost GBs on 1M abstracts).
         phrases = Phrases((textlib.words(t) for t in texts), min_count=phrase_min_count,
@@ -155,13 +173,13 @@ class TopicModel:
             progress("vocabulary", len(dictionary))
 
         corpus = Sparse2Corpus(matrix, documents_columns=False)
-        common = dict(corpus=corpus, id2word=dictionary, num_topics=self.num_topics, chunksize=self.chunksize,
-                      passes=self.passes, iterations=self.iterations, eta=self.eta, eval_every=None,
+        common = dict(corpus=corpus, id2word=dictionary, num_topics=self.num_topics, chunksize=chunksize,
+                      passes=passes, iterations=self.iterations, alpha=self.alpha, eta=self.eta, eval_every=None,
                       random_state=self.random_state)
         if self.workers and self.workers >= 1:
-            lda = LdaMulticore(workers=self.workers, alpha=self.alpha, **common)
+            lda = LdaMulticore(workers=self.workers, **common)
         else:
-            lda = LdaModel(alpha=self.alpha, update_every=self.__dict__.get("update_every", 1), **common)
+            lda = LdaModel(update_every=1, **common)
         if progress:
             progress("lda", n_docs)
         self.lda_ = lda
@@ -170,6 +188,8 @@ class TopicModel:
         self.n_docs_ = n_docs
         self.no_below_ = no_below
         self.phrase_min_count_ = phrase_min_count
+        self.passes_ = passes
+        self.chunksize_ = chunksize
         return matrix
 
     @staticmethod
@@ -214,8 +234,8 @@ class TopicModel:
         saved = self.lda_.random_state
         self.lda_.random_state = _MeanInit()
         try:
-            for lo in range(0, len(todo), self.chunksize):
-                rows = todo[lo:lo + self.chunksize]
+            for lo in range(0, len(todo), _INFER_CHUNK):
+                rows = todo[lo:lo + _INFER_CHUNK]
                 chunk = [list(zip(matrix.indices[matrix.indptr[r]:matrix.indptr[r + 1]].tolist(),
                                   matrix.data[matrix.indptr[r]:matrix.indptr[r + 1]].tolist())) for r in rows]
                 gamma, _ = self.lda_.inference(chunk)

@@ -17,13 +17,14 @@ from scholargraph.graph.encoders import (
     l2_normalize_rows,
     load_encoder,
     make_encoder,
+    minilm_available,
     register_encoder,
 )
 from scholargraph.graph.snapshot import GraphSnapshot
 
 __all__ = [
     "DEFAULT_ENCODER", "ENCODERS", "EncoderUnavailable", "MiniLMEncoder", "TextEncoder", "TfidfSvdEncoder",
-    "load_encoder", "make_encoder", "register_encoder", "text_vectors", "citation_vectors",
+    "load_encoder", "make_encoder", "minilm_available", "register_encoder", "text_vectors", "citation_vectors",
     "citation_vector_for_references", "citation_vectors_for_references", "has_evidence", "FASTRP_WEIGHTS",
 ]
 
@@ -49,11 +50,13 @@ def _citation_matrix(graph: GraphSnapshot | sp.spmatrix | sp.sparray) -> sp.csr_
     c = graph.citations if isinstance(graph, GraphSnapshot) else graph
     if c.shape[0] != c.shape[1]:
         raise ValueError(f"citation matrix must be square, got {c.shape}")
-    c = sp.csr_matrix(c, dtype=np.float32, copy=True)
-    c.setdiag(0)
-    c.eliminate_zeros()
+    coo = sp.coo_matrix(c)
+    off_diagonal = (coo.row != coo.col) & (coo.data != 0)
+    n = c.shape[0]
+    c = sp.csr_matrix((np.ones(int(off_diagonal.sum()), dtype=np.float32),
+                       (coo.row[off_diagonal], coo.col[off_diagonal])), shape=(n, n))
     c.sum_duplicates()
-    c.data[:] = 1.0
+    c.data[:] = 1.0  # a citation counts once, however often it was recorded
     return c
 
 
@@ -92,7 +95,14 @@ class _EvidenceOperator:
         self.degree = degree
         self.inv_degree = _inverse(degree).astype(np.float32)
 
-    def apply(self, x: np.ndarray) -> np.ndarray:
+    def apply(self, x: np.ndarray, block: int = 16) -> np.ndarray:
+        """S x, a few columns at a time: the temporaries stay at n * block floats, not n * d."""
+        y = np.empty_like(x)
+        for s in range(0, x.shape[1], block):
+            y[:, s:s + block] = self._apply(np.ascontiguousarray(x[:, s:s + block]))
+        return y
+
+    def _apply(self, x: np.ndarray) -> np.ndarray:
         w_cite, w_cocite, w_coupling = self.w
         cx = self.c @ x
         ctx = self.ct @ x
@@ -104,16 +114,12 @@ class _EvidenceOperator:
             t -= self.diag_cocite[:, None] * x
             t *= w_cocite
             y += t
-            del t
-        del cx
         if w_coupling:
             ctx *= self.inv_in[:, None]
             t = self.c @ ctx
             t -= self.diag_coupling[:, None] * x
             t *= w_coupling
             y += t
-            del t
-        del ctx
         y *= self.inv_degree[:, None]
         return y
 
@@ -132,8 +138,8 @@ def _sparse_random_projection(n: int, dim: int, density: float, rng: np.random.G
 
 
 def citation_vectors(graph: GraphSnapshot | sp.spmatrix | sp.sparray, dim: int = 64, *,
-                     weights: Sequence[float] = FASTRP_WEIGHTS, cite_weight: float = 1.0,
-                     cocitation_weight: float = 1.0, coupling_weight: float = 1.0,
+                     weights: Sequence[float] = FASTRP_WEIGHTS, cite_weight: float = 0.25,
+                     cocitation_weight: float = 1.0, coupling_weight: float = 0.5,
                      normalization_strength: float = 0.0, density: float = 1.0 / 3.0,
                      seed: int = 0) -> np.ndarray:
     """FastRP (Chen et al., CIKM 2019) citation-evidence vectors: (n_papers, dim) float32, rows L2-normalised.

@@ -15,7 +15,7 @@ from torch import nn
 from scholargraph.errors import NotFitted
 from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
 from scholargraph.progress import progress
-from scholargraph.ranking.citations.nnselect import NNSelect, bag_tensors, cited_by_cited
+from scholargraph.ranking.citations.nnselect import DenseAdam, LazyAdam, NNSelect, cited_by_cited, embed_bags
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, intersection_idf
 
 MODEL_NAME = "nnrank"
@@ -39,11 +39,10 @@ class _Ranker(nn.Module):
     def __init__(self, n_words: int, dim: int, n_fixed: int, hidden: int, seed: int):
         super().__init__()
         g = torch.Generator().manual_seed(seed)
-        self.title = nn.EmbeddingBag(max(n_words, 1), dim, mode="sum", sparse=True)
-        self.abstract = nn.EmbeddingBag(max(n_words, 1), dim, mode="sum", sparse=True)
-        with torch.no_grad():
-            self.title.weight.normal_(0.0, 1.0 / np.sqrt(dim), generator=g)
-            self.abstract.weight.normal_(0.0, 1.0 / np.sqrt(dim), generator=g)
+        # Trained by LazyAdam row by row, hence no autograd on the tables themselves.
+        self.title = nn.Parameter(torch.randn(max(n_words, 1), dim, generator=g) / np.sqrt(dim), requires_grad=False)
+        self.abstract = nn.Parameter(torch.randn(max(n_words, 1), dim, generator=g) / np.sqrt(dim),
+                                     requires_grad=False)
         self.register_buffer("mean", torch.zeros(n_fixed))
         self.register_buffer("std", torch.ones(n_fixed))
         self.hidden1 = nn.Linear(2 + n_fixed, hidden)
@@ -53,11 +52,13 @@ class _Ranker(nn.Module):
             nn.init.xavier_uniform_(layer.weight, generator=g)
             nn.init.zeros_(layer.bias)
 
-    def fields(self, bags: Bags) -> tuple[torch.Tensor, torch.Tensor]:
-        ti, to, tw = bag_tensors(bags.title)
-        ai, ao, aw = bag_tensors(bags.abstract)
-        t = self.title(ti, to, per_sample_weights=tw)
-        a = self.abstract(ai, ao, per_sample_weights=aw)
+    def fields(self, bags: Bags, opt: LazyAdam | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Normalised title and abstract vectors of the bags (through `opt` when training)."""
+        if opt is not None:
+            (t,), (a,) = embed_bags(opt, 0, bags.title), embed_bags(opt, 1, bags.abstract)
+        else:
+            t = torch.from_numpy(np.asarray(bags.title @ self.title.numpy(), dtype=np.float32))
+            a = torch.from_numpy(np.asarray(bags.abstract @ self.abstract.numpy(), dtype=np.float32))
         return nn.functional.normalize(t, dim=-1), nn.functional.normalize(a, dim=-1)
 
     def head(self, cos_title: torch.Tensor, cos_abstract: torch.Tensor, fixed: torch.Tensor) -> torch.Tensor:
@@ -186,9 +187,12 @@ class NNRank:
         qs, ps, ns, ncos_p, ncos_n = [], [], [], [], []
         emb = selector.embeddings_
         bar = progress(total=len(eligible), desc="nnrank candidates", unit="query", quiet=quiet)
-        for q in eligible.tolist():
-            year = int(corpus.years[q])
-            cand, _ = selector.candidates_for_vector(emb[q], None if year == NO_YEAR else year, {q})
+        cands: list[tuple[np.ndarray, np.ndarray]] = []
+        for s in range(0, len(eligible), 1024):
+            block = eligible[s:s + 1024]
+            years = [None if corpus.years[q] == NO_YEAR else int(corpus.years[q]) for q in block]
+            cands += selector.candidates_batch(emb[block], years, [{int(q)} for q in block])
+        for q, (cand, _) in zip(eligible.tolist(), cands):
             refs = cit.indices[cit.indptr[q]:cit.indptr[q + 1]]
             pos = refs[text[refs]].astype(np.int64)
             hard = cand[~np.isin(cand, refs)]
@@ -224,10 +228,12 @@ class NNRank:
         with torch.no_grad():
             self.model_.mean.copy_(torch.from_numpy(both.mean(axis=0)))
             self.model_.std.copy_(torch.from_numpy(np.maximum(both.std(axis=0), 1e-3)))
-        sparse_params = list(self.model_.title.parameters()) + list(self.model_.abstract.parameters())
+        sparse_opt = LazyAdam([self.model_.title.data, self.model_.abstract.data], lr=self.lr)
         dense_params = [p for name, p in self.model_.named_parameters() if not name.startswith(("title", "abstract"))]
-        sparse_opt = torch.optim.SparseAdam(sparse_params, lr=self.lr)
-        dense_opt = torch.optim.Adam(dense_params, lr=self.lr)
+        dense_opt = DenseAdam(dense_params, lr=self.lr)
+        # Adam moments of words whose triplets stop producing gradient decay into denormals, which are
+        # slow on CPUs; flushing them to zero changes nothing else (process-wide, and harmless).
+        torch.set_flush_denormal(True)
         self.history_ = [{"prepare_seconds": round(prep_seconds, 2), "queries": int(len(eligible)),
                           "triplets": int(len(q_all))}]
         for epoch in range(epochs):
@@ -238,13 +244,12 @@ class NNRank:
             self.model_.train()
             for s in range(0, len(order), self.batch_size):
                 b = order[s:s + self.batch_size]
-                loss = self._batch_loss(corpus, q_all[b], p_all[b], n_all[b], f_pos[b], f_neg[b])
-                sparse_opt.zero_grad()
+                loss = self._batch_loss(corpus, sparse_opt, q_all[b], p_all[b], n_all[b], f_pos[b], f_neg[b])
                 dense_opt.zero_grad()
                 loss.backward()
                 sparse_opt.step()
                 dense_opt.step()
-                total += float(loss) * len(b)
+                total += float(loss.detach()) * len(b)
                 seen += len(b)
                 bar.update(len(b))
             bar.close()
@@ -254,10 +259,10 @@ class NNRank:
         self.model_.eval()
         return self
 
-    def _batch_loss(self, corpus: Corpus, q: np.ndarray, p: np.ndarray, n: np.ndarray, f_pos: np.ndarray,
+    def _batch_loss(self, corpus: Corpus, opt: LazyAdam, q: np.ndarray, p: np.ndarray, n: np.ndarray, f_pos: np.ndarray,
                     f_neg: np.ndarray) -> torch.Tensor:
         docs, inverse = np.unique(np.concatenate([q, p, n]), return_inverse=True)
-        t, a = self.model_.fields(corpus.bags.rows(docs))
+        t, a = self.model_.fields(corpus.bags.rows(docs), opt)
         b = len(q)
         inv = torch.from_numpy(inverse)
         iq, ip, i_n = inv[:b], inv[b:2 * b], inv[2 * b:]

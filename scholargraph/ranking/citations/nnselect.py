@@ -56,10 +56,91 @@ def hard_negatives(query: int, neighbours: np.ndarray, cited: np.ndarray, embedd
     return cand[sims.max(axis=1) < max_cosine]
 
 
-def bag_tensors(bags: sp.csr_matrix) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(word ids, offsets, weights) of CSR rows, the input of nn.EmbeddingBag(mode='sum')."""
-    return (torch.from_numpy(bags.indices.astype(np.int64)), torch.from_numpy(bags.indptr[:-1].astype(np.int64)),
-            torch.from_numpy(bags.data.astype(np.float32)))
+class LazyAdam:
+    """Adam on embedding tables that touches only the rows a batch uses (like torch's SparseAdam, without
+    its cost of coalescing one gradient row per token). Usage: `rows, sub = opt.gather(i, word_ids)`, build
+    the loss from `sub` (a leaf holding those rows), backward, then `opt.step()`."""
+
+    def __init__(self, tables: Sequence[torch.Tensor], lr: float, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8):
+        self.tables = list(tables)
+        self.lr, self.betas, self.eps = lr, betas, eps
+        self.m = [torch.zeros_like(t) for t in self.tables]
+        self.v = [torch.zeros_like(t) for t in self.tables]
+        self.t = 0
+        self._pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
+
+    def gather(self, table: int, word_ids: np.ndarray) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
+        """(inverse, rows, leaf): the distinct words of `word_ids`, each id's position among them (to index
+        the leaf with), and a leaf tensor of their vectors that collects the gradient."""
+        rows, inverse = np.unique(word_ids, return_inverse=True)
+        rows_t = torch.from_numpy(rows.astype(np.int64))
+        leaf = self.tables[table].detach()[rows_t].clone().requires_grad_(True)
+        self._pending.append((table, rows_t, leaf))
+        return inverse, rows_t, leaf
+
+    def step(self) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        scale = self.lr * np.sqrt(1 - b2 ** self.t) / (1 - b1 ** self.t)
+        with torch.no_grad():
+            for table, rows, leaf in self._pending:
+                if leaf.grad is None:
+                    continue
+                g = leaf.grad
+                m = self.m[table][rows].mul_(b1).add_(g, alpha=1 - b1)
+                v = self.v[table][rows].mul_(b2).addcmul_(g, g, value=1 - b2)
+                self.m[table][rows] = m
+                self.v[table][rows] = v
+                self.tables[table][rows] -= scale * m / (v.sqrt() + self.eps)
+        self._pending = []
+
+
+class DenseAdam:
+    """Plain Adam for the few small dense parameters (field weights, the ranker's layers). torch.optim would
+    do, but constructing one imports torch._dynamo, which costs seconds per process."""
+
+    def __init__(self, params: Sequence[torch.Tensor], lr: float, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8):
+        self.params = list(params)
+        self.lr, self.betas, self.eps = lr, betas, eps
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    def step(self) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        scale = self.lr * np.sqrt(1 - b2 ** self.t) / (1 - b1 ** self.t)
+        with torch.no_grad():
+            for p, m, v in zip(self.params, self.m, self.v):
+                if p.grad is None:
+                    continue
+                m.mul_(b1).add_(p.grad, alpha=1 - b1)
+                v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+                p -= scale * m / (v.sqrt() + self.eps)
+
+
+def embed_bags(opt: LazyAdam, table: int, *bags: sp.csr_matrix) -> list[torch.Tensor]:
+    """Sum of word vectors per CSR row of each matrix, through one `opt.gather` (so the rows the matrices
+    share get one gradient and one update)."""
+    dim = opt.tables[table].shape[1]
+    words = np.concatenate([b.indices for b in bags])
+    if len(words) == 0:
+        return [torch.zeros(b.shape[0], dim) for b in bags]
+    inverse, _, leaf = opt.gather(table, words)
+    out, start = [], 0
+    for b in bags:
+        ids = torch.from_numpy(inverse[start:start + b.nnz].astype(np.int64))
+        start += b.nnz
+        out.append(nn.functional.embedding_bag(ids, leaf, torch.from_numpy(b.indptr[:-1].astype(np.int64)),
+                                               mode="sum", per_sample_weights=torch.from_numpy(
+                                                   b.data.astype(np.float32))))
+    return out
 
 
 def _normalise(x: np.ndarray) -> np.ndarray:
@@ -212,15 +293,14 @@ class _Embedder(nn.Module):
 
     def __init__(self, n_words: int, dim: int, seed: int):
         super().__init__()
-        self.words = nn.EmbeddingBag(max(n_words, 1), dim, mode="sum", sparse=True)
         g = torch.Generator().manual_seed(seed)
-        with torch.no_grad():
-            self.words.weight.normal_(0.0, 1.0 / np.sqrt(dim), generator=g)
+        self.words = nn.Parameter(torch.randn(max(n_words, 1), dim, generator=g) / np.sqrt(dim),
+                                  requires_grad=False)  # trained by LazyAdam, row by row
         self.field_weights = nn.Parameter(torch.ones(2))
 
-    def forward(self, title: tuple, abstract: tuple) -> torch.Tensor:
-        t = nn.functional.normalize(self.words(*title[:2], per_sample_weights=title[2]), dim=-1)
-        a = nn.functional.normalize(self.words(*abstract[:2], per_sample_weights=abstract[2]), dim=-1)
+    def combine(self, title: torch.Tensor, abstract: torch.Tensor) -> torch.Tensor:
+        t = nn.functional.normalize(title, dim=-1)
+        a = nn.functional.normalize(abstract, dim=-1)
         return nn.functional.normalize(self.field_weights[0] * t + self.field_weights[1] * a, dim=-1)
 
 
@@ -233,7 +313,7 @@ class NNSelect:
                  lr: float = 0.02, batch_size: int = 512, epochs: int = 4, max_triplets: int = 400_000,
                  random_negatives: float = 0.4, hard_negatives: float = 0.4, cited_by_cited_negatives: float = 0.2,
                  hard_k: int = 20, hard_max_cosine: float = 0.9, k_nn: int = 50, expand_citations: bool = True,
-                 index: str = "exact", nprobe: int = 16, seed: int = 0):
+                 index: str = "exact", nprobe: int = 16, exact_mining_below: int = 50_000, seed: int = 0):
         self.dim = dim
         self.max_vocab = max_vocab
         self.min_df = min_df
@@ -251,13 +331,14 @@ class NNSelect:
         self.expand_citations = expand_citations
         self.index = index
         self.nprobe = nprobe
+        self.exact_mining_below = exact_mining_below
         self.seed = seed
 
     # --- configuration ---------------------------------------------------------------------------
 
     _PARAMS = ("dim", "max_vocab", "min_df", "margin", "lr", "batch_size", "epochs", "max_triplets",
                "random_negatives", "hard_negatives", "cited_by_cited_negatives", "hard_k", "hard_max_cosine",
-               "k_nn", "expand_citations", "index", "nprobe", "seed")
+               "k_nn", "expand_citations", "index", "nprobe", "exact_mining_below", "seed")
 
     def get_params(self) -> dict:
         return {name: getattr(self, name) for name in self._PARAMS}
@@ -294,21 +375,29 @@ class NNSelect:
         if queries is not None:
             keep = np.isin(src, np.asarray(queries, dtype=np.int64))
             src, dst = src[keep], dst[keep]
+        uq, per_query = np.unique(src, return_counts=True)
+        # Adam moments of words whose triplets stop producing gradient decay into denormals, which are
+        # slow on CPUs; flushing them to zero changes nothing else (process-wide, and harmless).
+        torch.set_flush_denormal(True)
         self.history_ = []
-        sparse_opt = torch.optim.SparseAdam(list(self.model_.words.parameters()), lr=self.lr)
-        dense_opt = torch.optim.Adam([self.model_.field_weights], lr=self.lr)
+        sparse_opt = LazyAdam([self.model_.words.data], lr=self.lr)
+        dense_opt = DenseAdam([self.model_.field_weights], lr=self.lr)
         text_ids = np.flatnonzero(corpus.has_text)
         for epoch in range(epochs):
             t0 = time.perf_counter()
             if len(src) > self.max_triplets:
-                pick = np.sort(rng.choice(len(src), size=self.max_triplets, replace=False))
-                e_src, e_dst = src[pick], dst[pick]
+                # Whole queries, so that each mined query serves all its edges.
+                order = rng.permutation(len(uq))
+                take = np.searchsorted(np.cumsum(per_query[order]), self.max_triplets) + 1
+                keep = np.isin(src, uq[order[:take]])
+                e_src, e_dst = src[keep], dst[keep]
             else:
                 e_src, e_dst = src, dst
             if len(e_src) == 0 or len(text_ids) < 3:
                 break
             emb = self._embed_bags(corpus.bags)
             neg = self._sample_negatives(e_src, e_dst, cit, corpus, emb, text_ids, rng)
+            t_mined = time.perf_counter()
             order = rng.permutation(len(e_src))
             e_src, e_dst, neg = e_src[order], e_dst[order], neg[order]
             total, steps = 0.0, 0
@@ -318,22 +407,23 @@ class NNSelect:
             for s in range(0, len(e_src), self.batch_size):
                 q, p, n = e_src[s:s + self.batch_size], e_dst[s:s + self.batch_size], neg[s:s + self.batch_size]
                 docs, inverse = np.unique(np.concatenate([q, p, n]), return_inverse=True)
-                out = self._forward(corpus.bags.rows(docs))
+                bags = corpus.bags.rows(docs)
+                out = self.model_.combine(*embed_bags(sparse_opt, 0, bags.title, bags.abstract))
                 b = len(q)
                 inv = torch.from_numpy(inverse)
                 loss = triplet_loss(out[inv[:b]], out[inv[b:2 * b]], out[inv[2 * b:]], self.margin)
-                sparse_opt.zero_grad()
                 dense_opt.zero_grad()
                 loss.backward()
                 sparse_opt.step()
                 dense_opt.step()
-                total += float(loss) * b
+                total += float(loss.detach()) * b
                 steps += b
                 bar.update(b)
             bar.close()
-            seconds = time.perf_counter() - t0
-            self.history_.append({"epoch": epoch + 1, "loss": total / max(steps, 1), "triplets": steps,
-                                  "seconds": round(seconds, 2), "triplets_per_s": round(steps / max(seconds, 1e-9))})
+            seconds = time.perf_counter() - t_mined
+            self.history_.append({"epoch": epoch + 1, "loss": round(total / max(steps, 1), 5), "triplets": steps,
+                                  "mining_seconds": round(t_mined - t0, 2), "train_seconds": round(seconds, 2),
+                                  "triplets_per_s": round(steps / max(seconds, 1e-9))})
         self.model_.eval()
         self.index_snapshot(train, corpus)
         return self
@@ -350,7 +440,8 @@ class NNSelect:
         if shares[1] > 0:
             need = np.unique(src[kind == 1])
             if len(need):
-                index = ExactIndex(emb, corpus.years, corpus.has_text)
+                index = (ExactIndex(emb, corpus.years, corpus.has_text) if len(emb) <= self.exact_mining_below
+                         else IVFIndex(emb, corpus.years, corpus.has_text, nprobe=8, seed=int(rng.integers(1 << 30))))
                 excl = [cit.indices[cit.indptr[q]:cit.indptr[q + 1]].tolist() + [int(q)] for q in need]
                 nbrs, _ = index.search(emb[need], self.hard_k, max_years=corpus.years[need], exclude=excl)
                 for q, row in zip(need.tolist(), nbrs):
@@ -373,13 +464,10 @@ class NNSelect:
             neg[bad] = text_ids[rng.integers(len(text_ids), size=len(bad))]
         return neg
 
-    def _forward(self, bags: Bags) -> torch.Tensor:
-        return self.model_(bag_tensors(bags.title), bag_tensors(bags.abstract))
-
     # --- encoding and search ---------------------------------------------------------------------
 
     def _embed_bags(self, bags: Bags) -> np.ndarray:
-        words = self.model_.words.weight.detach().numpy()
+        words = self.model_.words.detach().numpy()
         w = self.model_.field_weights.detach().numpy()
         title = _normalise(np.asarray(bags.title @ words))
         abstract = _normalise(np.asarray(bags.abstract @ words))
@@ -412,21 +500,34 @@ class NNSelect:
 
     def candidates_for_vector(self, q: np.ndarray, year: int | None, excluded: set[int],
                               k_nn: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        return self.candidates_batch(q[None, :], [year], [excluded], k_nn)[0]
+
+    def candidates_batch(self, vectors: np.ndarray, years: Sequence[int | None], excluded: Sequence[set[int]],
+                         k_nn: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """candidates() for many query vectors at once (one blocked search)."""
+        self._check_indexed()
         corpus = self.corpus_
         k = self.k_nn if k_nn is None else k_nn
-        cap = np.array([NO_YEAR if year is None else year], dtype=np.int64)
-        nbrs, _ = self.index_.search(q[None, :], k, max_years=cap, exclude=[sorted(excluded)])
-        nbrs = nbrs[0][nbrs[0] >= 0]
-        if self.expand_citations and len(nbrs):
-            cit = corpus.snapshot.citations
-            cited = np.unique(cit[nbrs].indices).astype(np.int64)
-            allowed = corpus.allowed(year, excluded)
-            cand = np.union1d(nbrs, cited[allowed[cited]])
-        else:
-            cand = nbrs
-        sims = self.embeddings_[cand] @ q
-        order = np.argsort(-sims, kind="stable")
-        return cand[order], sims[order].astype(np.float32)
+        caps = np.array([NO_YEAR if y is None else y for y in years], dtype=np.int64)
+        nbrs_all, _ = self.index_.search(vectors, k, max_years=caps, exclude=[sorted(e) for e in excluded])
+        cit = corpus.snapshot.citations
+        out = []
+        for q, nbrs, year, ex in zip(vectors, nbrs_all, years, excluded):
+            nbrs = nbrs[nbrs >= 0]
+            if self.expand_citations and len(nbrs):
+                cited = np.unique(cit[nbrs].indices).astype(np.int64)
+                cited = cited[corpus.has_text[cited]]
+                if year is not None and year != NO_YEAR:
+                    cited = cited[corpus.years[cited] <= year]
+                if ex:
+                    cited = cited[~np.isin(cited, np.fromiter(ex, dtype=np.int64))]
+                cand = np.union1d(nbrs, cited)
+            else:
+                cand = nbrs
+            sims = self.embeddings_[cand] @ q
+            order = np.argsort(-sims, kind="stable")
+            out.append((cand[order], sims[order].astype(np.float32)))
+        return out
 
     # --- persistence -----------------------------------------------------------------------------
 
@@ -477,5 +578,6 @@ class NNSelect:
         return model
 
 
-__all__ = ["ExactIndex", "IVFIndex", "NNSelect", "bag_tensors", "cited_by_cited", "hard_negatives", "make_index",
-           "triplet_loss"]
+__all__ = ["DenseAdam", "ExactIndex", "IVFIndex", "LazyAdam", "NNSelect", "cited_by_cited", "embed_bags",
+           "hard_negatives",
+           "make_index", "triplet_loss"]

@@ -45,7 +45,7 @@ class RecoRankConfig:
     topk_loss: bool = True
     loss_k: int = 5
     loss_temperature: float = 0.1
-    steps: int = 300
+    steps: int = 200
     lr: float = 0.03
     weight_decay: float = 1e-4
     seed: int = 0
@@ -58,8 +58,8 @@ class RecoRankConfig:
     judged_weight: float = 2.0
     cross_weight: float = 2.0  # extra weight of cross-topic / cross-venue hidden papers
     # evidence
-    max_papers: int = 24
-    per_evidence: int = 6
+    max_papers: int = 16
+    per_evidence: int = 4
 
     @classmethod
     def from_dict(cls, d: Mapping) -> RecoRankConfig:
@@ -346,8 +346,8 @@ class TrainingQuery:
 
 
 def self_supervised_queries(index: EvidenceIndex, pool: ReviewerPool, n: int, *, hard: int = 12, random: int = 8,
-                            recent_years: int = 3, cross_weight: float = 2.0, seed: int = 0, max_papers: int = 24,
-                            per_evidence: int = 6, until_year: int | None = None) -> list[TrainingQuery]:
+                            recent_years: int = 3, cross_weight: float = 2.0, seed: int = 0, max_papers: int = 16,
+                            per_evidence: int = 4, until_year: int | None = None) -> list[TrainingQuery]:
     """Hide papers of the `recent_years` years up to `until_year` (default: the snapshot's last year) and rank
     candidate authors for each, on the evidence of the years before the hidden paper. Its authors are
     positives (grade 2 with at least 3 earlier papers, else 1); hard negatives share its topics, random ones
@@ -412,8 +412,8 @@ def self_supervised_queries(index: EvidenceIndex, pool: ReviewerPool, n: int, *,
 
 
 def judged_queries(index: EvidenceIndex, queries: Sequence[Query], judgments: Mapping[str, Mapping[str, int]],
-                   pool: ReviewerPool, weight: float = 2.0, max_papers: int = 24,
-                   per_evidence: int = 6) -> list[TrainingQuery]:
+                   pool: ReviewerPool, weight: float = 2.0, max_papers: int = 16,
+                   per_evidence: int = 4) -> list[TrainingQuery]:
     """Graded judgments (qrels 0-3) as training queries over the judged candidates."""
     out = []
     for q in queries:
@@ -496,7 +496,7 @@ class RecoRank:
                                  batch["weights"], k, cfg.loss_temperature)
             loss.backward()
             opt.step()
-            self.history_.append(float(loss))
+            self.history_.append(float(loss.detach()))
             if progress is not None:
                 progress(step, float(loss))
         net.eval()

@@ -1,4 +1,4 @@
-"""The IIRL evaluation protocol: Pre@k% per topic for IIRL and its baselines, feature-group ablations, cross-topic transfer."""
+"""IIRL evaluation protocol: Pre@k% per topic for IIRL and baselines, feature-group ablations, cross-topic transfer."""
 
 from __future__ import annotations
 

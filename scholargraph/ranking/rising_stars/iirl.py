@@ -24,18 +24,23 @@ _QUANTILES = 101  # stored score percentiles per model, for "top x%" in explanat
 # --- the pairwise objective -------------------------------------------------------------------------
 
 
-def pairwise_objective(w: torch.Tensor, xi: torch.Tensor, xj: torch.Tensor, l2: float) -> torch.Tensor:
-    """Mean over the pairs (i better than j) of ln σ(s_i − s_j), minus λ‖ω‖² (to be maximised).
+def pairwise_objective(w: torch.Tensor, xi: torch.Tensor, xj: torch.Tensor, l2: float,
+                       center: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean over the pairs (i better than j) of ln σ(s_i − s_j), minus λ‖ω − ω₀‖² (to be maximised);
+    ω₀ = `center`, 0 by default (the paper's λ‖ω‖²).
 
     The mean rather than the sum keeps λ and the learning rate independent of how many pairs a
     batch holds; it is the paper's objective divided by the number of pairs, with λ rescaled."""
-    return torch.nn.functional.logsigmoid((xi - xj) @ w).mean() - l2 * (w @ w)
+    r = w if center is None else w - center
+    return torch.nn.functional.logsigmoid((xi - xj) @ w).mean() - l2 * (r @ r)
 
 
-def pairwise_gradient(w: torch.Tensor, xi: torch.Tensor, xj: torch.Tensor, l2: float) -> torch.Tensor:
-    """Analytic gradient of `pairwise_objective` in ω: mean of σ(−(s_i − s_j))·(f_i − f_j) − 2λω."""
+def pairwise_gradient(w: torch.Tensor, xi: torch.Tensor, xj: torch.Tensor, l2: float,
+                      center: torch.Tensor | None = None) -> torch.Tensor:
+    """Analytic gradient of `pairwise_objective` in ω: mean of σ(−(s_i − s_j))·(f_i − f_j) − 2λ(ω − ω₀)."""
     d = xi - xj
-    return d.T @ torch.sigmoid(-(d @ w)) / len(d) - 2.0 * l2 * w
+    r = w if center is None else w - center
+    return d.T @ torch.sigmoid(-(d @ w)) / len(d) - 2.0 * l2 * r
 
 
 def sample_pairs(y: np.ndarray, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -60,7 +65,7 @@ def sample_pairs(y: np.ndarray, count: int, rng: np.random.Generator) -> tuple[n
 class IIRLParams:
     """Hyperparameters (all saved in the JSON config)."""
 
-    l2: float = 1e-3  # λ per pair (see pairwise_objective)
+    l2: float = 1e-3  # λ per pair (see pairwise_objective); used when l2_grid is empty
     lr: float = 0.1
     momentum: float = 0.9
     batch_size: int = 512
@@ -71,7 +76,17 @@ class IIRLParams:
     val_pairs: int = 20_000
     init_std: float = 0.01
     min_authors: int = 20  # a topic with fewer training authors uses the `all` model
+    # "zero": the paper's λ‖ω‖². "all": a topic's ω is pulled towards the `all` model's, λ‖ω − ω_all‖²,
+    # which helps topics with few authors (an option; not in the paper).
+    prior: str = "zero"
+    # Candidate λ values: each model keeps the one whose ω has the best validation log-likelihood
+    # (empty: always `l2`). Small topics want a larger λ than large ones.
+    l2_grid: tuple[float, ...] = (1e-3, 1e-2, 1e-1)
     seed: int = 0
+
+
+def _num(v: float) -> str:
+    return f"{v:.0f}" if abs(v - round(v)) < 0.05 or abs(v) >= 100 else f"{v:.2g}" if abs(v) < 1 else f"{v:.1f}"
 
 
 class Explanation(list):
@@ -99,11 +114,16 @@ class IIRL:
     with the mean and scale of all rows given to fit (kept with the model). Each ω maximises
     `pairwise_objective` by minibatch SGD with momentum over freshly sampled pairs every epoch, from a
     Gaussian initialisation, and stops early on the log-likelihood of fixed pairs from a held-out
-    validation share of the topic's authors (the best ω is kept).
+    validation share of the topic's authors (the best ω is kept). The same validation pairs choose λ
+    among `l2_grid`, per model. Topics with fewer than `min_authors` authors use the `all` model.
     """
 
     def __init__(self, **params):
+        if "l2_grid" in params:  # JSON gives a list back
+            params["l2_grid"] = tuple(params["l2_grid"])
         self.params = IIRLParams(**params)
+        if self.params.prior not in ("zero", "all"):
+            raise ValueError(f"prior must be 'zero' or 'all', not {self.params.prior!r}")
 
     # --- training ----------------------------------------------------------------------------------
 
@@ -128,7 +148,8 @@ class IIRL:
         self.fallback_: list[str] = []
         groups = {ALL: np.arange(len(y))} | {str(t): np.asarray(ix, dtype=np.int64) for t, ix in (topics or {}).items()}
         for key, rows in groups.items():
-            if key != ALL and len(rows) < self.params.min_authors:
+            if key != ALL and (len(rows) < self.params.min_authors or len(np.unique(y[rows])) < 2):
+                # Too few authors, or labels all tied (no ordered pair to learn from): the `all` model.
                 self.fallback_.append(key)
                 continue
             # One stream per topic, derived from the seed and the key, so a topic's ω does not depend on
@@ -137,8 +158,17 @@ class IIRL:
             threads = torch.get_num_threads()
             # 18-wide products are too small to split: torch's intra-op threads only add overhead.
             torch.set_num_threads(1)
+            center = self.weights_[ALL] if key != ALL and self.params.prior == "all" else None
             try:
-                w, info = self._fit_one(Z[rows], y[rows], np.random.default_rng(seed))
+                best = None
+                for l2 in self.params.l2_grid or (self.params.l2,):
+                    # The same seed for every λ: the same validation authors judge them all.
+                    w_l2, info_l2 = self._fit_one(Z[rows], y[rows], np.random.default_rng(seed), center, l2)
+                    ll = info_l2["validation_loglik"]
+                    if best is None or (ll is not None and (best[1]["validation_loglik"] is None
+                                                            or ll > best[1]["validation_loglik"])):
+                        best = (w_l2, info_l2)
+                w, info = best
             finally:
                 torch.set_num_threads(threads)
             self.weights_[key] = w
@@ -146,15 +176,18 @@ class IIRL:
             self.quantiles_[key] = np.quantile(Z[rows] @ w, np.linspace(0, 1, _QUANTILES))
         return self
 
-    def _fit_one(self, Z: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+    def _fit_one(self, Z: np.ndarray, y: np.ndarray, rng: np.random.Generator,
+                 center: np.ndarray | None = None, l2: float | None = None) -> tuple[np.ndarray, dict]:
         p = self.params
+        l2 = p.l2 if l2 is None else l2
         n, k = Z.shape
         perm = rng.permutation(n)
         n_val = int(round(p.val_fraction * n)) if n >= 10 else 0
         val, tr = perm[:n_val], perm[n_val:]
         Zt = torch.from_numpy(Z)
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
-        w = torch.randn(k, dtype=torch.float64, generator=gen) * p.init_std
+        c = None if center is None else torch.from_numpy(center)
+        w = torch.randn(k, dtype=torch.float64, generator=gen) * p.init_std + (0.0 if c is None else c)
         vi, vj = sample_pairs(y[val], p.val_pairs, rng) if n_val else (np.empty(0, int), np.empty(0, int))
         vi, vj = val[vi], val[vj]
         if len(vi) == 0:
@@ -167,10 +200,12 @@ class IIRL:
             epochs = epoch + 1
             ti, tj = sample_pairs(y[tr], p.pairs_per_epoch, rng)
             if len(ti) == 0:
+                if epochs == 1:  # every label tied: nothing to rank by, so no preference at all
+                    best_w = torch.zeros_like(w) if c is None else c.clone()
                 break
             zi, zj = Zt[torch.from_numpy(tr[ti])], Zt[torch.from_numpy(tr[tj])]
             for b in range(0, len(ti), p.batch_size):
-                g = pairwise_gradient(w, zi[b:b + p.batch_size], zj[b:b + p.batch_size], p.l2)
+                g = pairwise_gradient(w, zi[b:b + p.batch_size], zj[b:b + p.batch_size], l2, c)
                 velocity = p.momentum * velocity + p.lr * g  # ascent: the objective is maximised
                 w = w + velocity
             if len(vi):
@@ -181,7 +216,8 @@ class IIRL:
                     break
             else:
                 best_w, best_epoch = w.clone(), epochs
-        info = {"authors": int(n), "validation_authors": int(n_val), "epochs": epochs, "best_epoch": best_epoch,
+        info = {"authors": int(n), "validation_authors": int(n_val), "l2": l2, "epochs": epochs,
+                "best_epoch": best_epoch,
                 "validation_loglik": None if best_ll == -math.inf else best_ll}
         return best_w.numpy().copy(), info
 
@@ -239,19 +275,22 @@ class IIRL:
         score = float(parts.sum())
         pct = float(self.percentile(np.array([score]), key)[0])
         who = name or "This researcher"
-        where = "all young researchers" if str(topic) == ALL else f"young researchers in topic {topic}"
-        ups = [(f, v) for f, v in contributions if v > 0.05][:top]
-        downs = [(f, v) for f, v in contributions if v < -0.05][:max(1, top - 1)]
+        where = "young researchers" if str(topic) == ALL else f"young researchers in topic {topic}"
+        ups = [k for k in order if parts[k] > 0.05][:top]
+        downs = [k for k in order if parts[k] < -0.05][:top]
+        x = np.expm1(np.maximum(z * self.scale_ + self.mean_, 0.0))  # back to raw values
+        typical = np.expm1(np.maximum(self.mean_, 0.0))  # the geometric-style mean of ln(f + 1)
 
-        def said(items):
-            return ", ".join(f"{FEATURE_LABELS.get(f, f)} ({v:+.2f})" for f, v in items)
+        def said(ks):
+            return ", ".join(f"{FEATURE_LABELS.get(self.feature_names_[k], self.feature_names_[k])} "
+                             f"({_num(x[k])} vs typical {_num(typical[k])})" for k in ks)
 
-        sentence = f"{who} ranks above {pct:.0f}% of {where} (score {score:+.2f})"
+        place = f"the top {max(1.0, 100.0 - pct):.0f}%" if pct >= 50 else f"the bottom {max(1.0, pct):.0f}%"
+        sentence = f"{who} is predicted to be in {place} of {where} for citation growth (score {score:+.2f})."
         if ups:
-            sentence += f", mainly for {said(ups)}"
+            sentence += f" Working for them: {said(ups)}."
         if downs:
-            sentence += f"; held back by {said(downs)}" if ups else f", held back by {said(downs)}"
-        sentence += ". Contributions compare each feature with the average young researcher."
+            sentence += f" Working against them: {said(downs)}."
         return Explanation(contributions, score, pct, str(topic), sentence)
 
     # --- persistence -------------------------------------------------------------------------------

@@ -130,4 +130,34 @@ def test_explain_sums_to_the_score_and_reads_as_a_sentence():
     assert sum(v for _, v in ex) == pytest.approx(model.score(X[best:best + 1])[0])
     assert abs(ex[0][1]) >= abs(ex[-1][1])
     assert ex.percentile > 95
-    assert ex.sentence.startswith("Dr. Ada ranks above") and "recent citation growth" in ex.sentence
+    assert ex.sentence.startswith("Dr. Ada is predicted to be in the top") and "recent citation growth" in ex.sentence
+
+
+def test_gradient_with_a_prior_centre_matches_autograd():
+    gen = torch.Generator().manual_seed(4)
+    w = torch.randn(5, dtype=torch.float64, generator=gen, requires_grad=True)
+    center = torch.randn(5, dtype=torch.float64, generator=gen)
+    xi, xj = torch.randn(2, 32, 5, dtype=torch.float64, generator=gen)
+    (auto,) = torch.autograd.grad(pairwise_objective(w, xi, xj, 0.3, center), w)
+    torch.testing.assert_close(pairwise_gradient(w.detach(), xi, xj, 0.3, center), auto)
+
+
+def test_lambda_is_chosen_per_model_on_validation_pairs():
+    X, y, _ = planted(800)
+    model = IIRL(seed=0, max_epochs=15, l2_grid=(1e-3, 10.0)).fit(X, y, {"0": np.arange(400)})
+    assert {h["l2"] for h in model.history_.values()} == {1e-3}  # λ = 10 flattens ω: worse on validation
+    fixed = IIRL(seed=0, max_epochs=15, l2_grid=(), l2=1e-3).fit(X, y)
+    np.testing.assert_array_equal(fixed.weights_[ALL], model.weights_[ALL])
+    pulled = IIRL(seed=0, max_epochs=15, prior="all", l2_grid=(), l2=10.0).fit(X, y, {"0": np.arange(400)})
+    np.testing.assert_allclose(pulled.weights_["0"], pulled.weights_[ALL], atol=0.05)
+    with pytest.raises(ValueError):
+        IIRL(prior="nope")
+
+
+def test_tied_labels_teach_nothing():
+    X, y, _ = planted(300)
+    tied = np.where(np.arange(300) < 100, 0.0, y)  # topic "0" is all zeros
+    model = IIRL(max_epochs=5, l2_grid=()).fit(X, tied, {"0": np.arange(100)})
+    assert model.fallback_ == ["0"]
+    flat = IIRL(max_epochs=5, l2_grid=()).fit(X, np.zeros(300))
+    assert not flat.score(X).any()
