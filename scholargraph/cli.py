@@ -54,9 +54,10 @@ def _register() -> None:
     from scholargraph.graph.cli import db_group, features_command, neo4j_group, query_command
     from scholargraph.ingest.cli import ingest_command
     from scholargraph.ingest.synth_cli import synth_command
+    from scholargraph.ranking.cli import jobs_group
 
     for command in (neo4j_group, db_group, ingest_command, synth_command, features_command,
-                    query_command):
+                    query_command, jobs_group):
         main.add_command(command)
 
 

@@ -23,6 +23,7 @@ from scholargraph.graph.records import PaperBundle
 NODE_LABELS = ("Paper", "Author", "Venue", "Topic")
 EDGE_TYPES = ("CITES", "AUTHORED", "PUBLISHED_IN", "COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
 DERIVED_EDGE_TYPES = ("COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
+SCORE_EDGE_TYPES = ("SUGGESTED_REVIEWER", "RISING_STAR_IN", "RECOMMENDED_CITATION")
 
 # The driver logs each retried transient error (a deadlock between two writers, say) as a warning;
 # retries are expected here, and a failure after the retries still raises.
@@ -173,9 +174,9 @@ class Neo4jStore:
         except neo4j_errors.Neo4jError as exc:
             raise StoreError(f"Neo4j refused a query: {_describe(exc)}") from None
 
-    def run_write(self, name: str, **params) -> list[dict]:
+    def run_write(self, query_name: str, /, **params) -> list[dict]:
         """Run the named query in a managed write transaction (retried on transient errors)."""
-        query = cypher.load(name)
+        query = cypher.load(query_name)
 
         def work(tx):
             return [r.data() for r in tx.run(query, **params)]
@@ -185,8 +186,8 @@ class Neo4jStore:
                 return session.execute_write(work)
         return self._guard(call)
 
-    def run_read(self, name: str, **params) -> list[dict]:
-        query = cypher.load(name)
+    def run_read(self, query_name: str, /, **params) -> list[dict]:
+        query = cypher.load(query_name)
 
         def work(tx):
             return [r.data() for r in tx.run(query, **params)]
@@ -196,18 +197,18 @@ class Neo4jStore:
                 return session.execute_read(work)
         return self._guard(call)
 
-    def run_autocommit(self, name: str, **params) -> None:
+    def run_autocommit(self, query_name: str, /, **params) -> None:
         """For `CALL { ... } IN TRANSACTIONS`, which needs an implicit transaction."""
-        query = cypher.load(name)
+        query = cypher.load(query_name)
 
         def call():
             with self._session() as session:
                 session.run(query, **params).consume()
         self._guard(call)
 
-    def stream(self, name: str, fetch_size: int = 10_000, **params) -> Iterator[neo4j.Record]:
+    def stream(self, query_name: str, /, fetch_size: int = 10_000, **params) -> Iterator[neo4j.Record]:
         """Records of a read query as they arrive, without holding the whole result."""
-        query = cypher.load(name)
+        query = cypher.load(query_name)
         try:
             with self._session(fetch_size=fetch_size, default_access_mode=neo4j.READ_ACCESS) as session:
                 result = session.run(query, **params)
@@ -398,6 +399,54 @@ class Neo4jStore:
             with self._session() as session:
                 return session.execute_read(work)
         return self._guard(call)
+
+    # --- scoring runs: write beside, switch in one step, clean up ------------------------------------
+
+    def write_scores(self, rel_type: str, rows: Iterable[dict], run_id: str, batch_size: int = 10_000) -> int:
+        """Score edges {source, target, props} of run `run_id`, invisible to current-run readers until
+        `switch_run`."""
+        _check(rel_type, SCORE_EDGE_TYPES)
+        query = f"store/write_{rel_type.lower()}"
+        written = 0
+        batch: list[dict] = []
+        for row in rows:
+            batch.append({"source": row["source"], "target": row["target"],
+                          "props": {to_camel(k): _plain(v) for k, v in row["props"].items()}})
+            if len(batch) >= batch_size:
+                self.run_write(query, rows=batch, runId=run_id)
+                written += len(batch)
+                batch = []
+        if batch:
+            self.run_write(query, rows=batch, runId=run_id)
+            written += len(batch)
+        return written
+
+    def switch_run(self, run_id: str) -> None:
+        self.run_write("store/switch_current_run", runId=run_id)
+
+    def delete_old_scores(self, rel_type: str, run_id: str) -> None:
+        _check(rel_type, SCORE_EDGE_TYPES)
+        self.run_autocommit(f"store/delete_old_{rel_type.lower()}", runId=run_id)
+
+    def current_run(self, job: str) -> dict | None:
+        rows = self.run_read("store/current_run", job=job)
+        return rows[0]["props"] if rows else None
+
+    def run_history(self, limit: int = 20) -> list[dict]:
+        return self.run_read("store/run_history", limit=limit)
+
+    def fail_stale_runs(self, lease_seconds: int) -> int:
+        return self.run_write("store/fail_stale_runs", lease=lease_seconds)[0]["failed"]
+
+    def acquire_lock(self, name: str, owner: str, lease_seconds: int) -> tuple[bool, str, str]:
+        row = self.run_write("store/lock_acquire", name=name, owner=owner, lease=lease_seconds)[0]
+        return bool(row["acquired"]), row["owner"], row["expiresAt"]
+
+    def renew_lock(self, name: str, owner: str, lease_seconds: int) -> bool:
+        return self.run_write("store/lock_renew", name=name, owner=owner, lease=lease_seconds)[0]["renewed"] > 0
+
+    def release_lock(self, name: str, owner: str) -> None:
+        self.run_write("store/lock_release", name=name, owner=owner)
 
     def has_gds(self) -> bool:
         try:

@@ -1,0 +1,62 @@
+"""Scoring runs in the graph: each run writes beside the current one, then is switched in at once.
+
+Readers (the Cypher library) follow `(:ScoringRun {current: true})` of a job and read only the score
+edges carrying its `runId`, so a run being written, or one that failed half way, is never visible.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+JOB_EDGE = {"rising-stars": "RISING_STAR_IN", "reviewers": "SUGGESTED_REVIEWER", "citations": "RECOMMENDED_CITATION"}
+
+
+def new_run_id(job: str) -> str:
+    return f"{job}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}"
+
+
+@dataclass
+class ScoringRun:
+    """One run of a scoring job; use `with ScoringRun(store, job) as run:` so a failure is recorded."""
+
+    store: Any
+    job: str
+    props: dict = field(default_factory=dict)
+    run_id: str = ""
+
+    def __enter__(self) -> ScoringRun:
+        self.run_id = self.run_id or new_run_id(self.job)
+        self.store.record_run(self.run_id, {"id": self.run_id, "job": self.job, "status": "running",
+                                            "started_at": datetime.now(UTC),
+                                            "heartbeat_at": datetime.now(UTC), **self.props})
+        return self
+
+    def heartbeat(self) -> None:
+        self.store.record_run(self.run_id, {"heartbeat_at": datetime.now(UTC)})
+
+    def publish(self, rows: Iterable[dict], counts: dict | None = None, node_label: str | None = None,
+                node_ids: Sequence[str] = (), node_props: dict[str, Sequence] | None = None,
+                extra: dict | None = None) -> int:
+        """Write this run's score edges, switch it in, then drop older runs' edges and set node scores."""
+        rel = JOB_EDGE[self.job]
+        written = self.store.write_scores(rel, rows, self.run_id)
+        self.store.record_run(self.run_id, {"counts": json.dumps({**(counts or {}), rel: written}), **(extra or {})})
+        self.store.switch_run(self.run_id)
+        self.store.delete_old_scores(rel, self.run_id)
+        if node_label and node_props:
+            # One transaction, so node scores too change all at once.
+            self.store.write_node_properties(node_label, list(node_ids), node_props,
+                                             batch_size=max(1, len(node_ids)))
+        return written
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc is not None:
+            try:
+                self.store.record_run(self.run_id, {"status": "failed", "finished_at": datetime.now(UTC),
+                                                    "error": f"{type(exc).__name__}: {exc}"[:500]})
+            except Exception:  # the store itself may be what failed; the lease expiry marks the run later
+                pass

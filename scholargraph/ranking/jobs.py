@@ -1,0 +1,126 @@
+"""Scheduled scoring: the pipeline in dependency order under one leased lock, each step a ScoringRun."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from scholargraph.errors import ScholargraphError
+
+PIPELINE = ("features", "rising-stars", "reviewers", "citations")
+LOCK_NAME = "scoring-jobs"
+
+
+class JobLocked(ScholargraphError):
+    """Another scoring run holds the lock."""
+
+    exit_code = 4
+
+
+@dataclass
+class JobContext:
+    """What a step gets: the store, where models live, whether to rescore everything, and a logger."""
+
+    store: object
+    models_dir: object
+    full: bool = False
+    quiet: bool = True
+    log: Callable[[str], None] = lambda _msg: None
+    heartbeat: Callable[[], None] = lambda: None
+
+
+@dataclass
+class JobReport:
+    steps: list[tuple[str, str]] = field(default_factory=list)  # (step, summary line)
+    seconds: float = 0.0
+
+
+class LeasedLock:
+    """A lock node in the graph with a lease; a heartbeat thread renews it while the run lives, so a
+    crashed run's lock expires by itself after `lease_seconds`."""
+
+    def __init__(self, store, lease_seconds: int = 600, name: str = LOCK_NAME):
+        self.store = store
+        self.lease = lease_seconds
+        self.name = name
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.lost = False
+
+    def __enter__(self) -> LeasedLock:
+        acquired, owner, expires = self.store.acquire_lock(self.name, self.owner, self.lease)
+        if not acquired:
+            raise JobLocked(f"another scoring run is in progress ({owner}, lease until {expires}); "
+                            "try again later")
+        self._thread = threading.Thread(target=self._renew, name="scholargraph-lease", daemon=True)
+        self._thread.start()
+        return self
+
+    def _renew(self) -> None:
+        while not self._stop.wait(max(1.0, self.lease / 3)):
+            try:
+                if not self.store.renew_lock(self.name, self.owner, self.lease):
+                    self.lost = True
+                    return
+            except ScholargraphError:
+                continue  # a transient outage: the next renewal may succeed before the lease ends
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        try:
+            self.store.release_lock(self.name, self.owner)
+        except ScholargraphError:
+            pass  # the lease expires on its own
+
+
+Step = Callable[[JobContext], str]
+STEPS: dict[str, Step] = {}
+
+
+def register_step(name: str):
+    def wrap(fn: Step) -> Step:
+        STEPS[name] = fn
+        return fn
+    return wrap
+
+
+def run_pipeline(store, models_dir, only: tuple[str, ...] = PIPELINE, full: bool = False,
+                 lease_seconds: int = 600, quiet: bool = True, log: Callable[[str], None] = lambda _m: None
+                 ) -> JobReport:
+    """Run the requested steps in dependency order under the lock. A failing step stops the pipeline;
+    its ScoringRun is marked failed and the previous scores stay current."""
+    unknown = set(only) - set(PIPELINE)
+    if unknown:
+        raise ValueError(f"unknown job step(s): {', '.join(sorted(unknown))}")
+    report = JobReport()
+    t0 = time.perf_counter()
+    with LeasedLock(store, lease_seconds) as lock:
+        abandoned = store.fail_stale_runs(lease_seconds)
+        if abandoned:
+            log(f"marked {abandoned} abandoned run(s) as failed (their lease expired)")
+        ctx = JobContext(store=store, models_dir=models_dir, full=full, quiet=quiet, log=log)
+        for step in (s for s in PIPELINE if s in only):
+            if lock.lost:
+                raise JobLocked("the scoring lock was lost (lease expired): stopping before the next step")
+            log(f"[{step}] starting")
+            summary = STEPS[step](ctx)
+            report.steps.append((step, summary))
+            log(f"[{step}] {summary}")
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+@register_step("features")
+def _features_step(ctx: JobContext) -> str:
+    from scholargraph.graph.features import FeatureOptions, run_features
+
+    return run_features(ctx.store, ctx.models_dir, FeatureOptions(), force=ctx.full, quiet=ctx.quiet,
+                        log=ctx.log).splitlines()[0]
