@@ -23,8 +23,9 @@ from scholargraph.ingest.normalize import FORMATS
 @click.option("--restart", is_flag=True, help="Ignore checkpoints and read every input from the start.")
 @click.option("--batch-size", default=2000, show_default=True, type=click.IntRange(1, 100_000),
               help="Records per write transaction.")
-@click.option("--writers", default=2, show_default=True, type=click.IntRange(1, 16),
-              help="Concurrent write transactions (about one per server core).")
+@click.option("--writers", default=1, show_default=True, type=click.IntRange(1, 16),
+              help="Concurrent write transactions. More than 1 helps on a many-core server; on citation-dense "
+                   "data concurrent batches lock the same cited papers and deadlock (retried, but slow).")
 @click.pass_obj
 def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str | None, max_bad_ratio: float,
                    restart: bool, batch_size: int, writers: int) -> None:

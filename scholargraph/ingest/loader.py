@@ -210,7 +210,7 @@ def count_records(fmt: str, path: str) -> int | None:
 
 def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_path: Path,
            checkpoint_dir: Path, batch_size: int = 5000, restart: bool = False, quiet: bool = False,
-           writers: int = 2, on_batch: Callable[[IngestSummary], None] | None = None) -> IngestSummary:
+           writers: int = 1, on_batch: Callable[[IngestSummary], None] | None = None) -> IngestSummary:
     """Stream `paths` in format `fmt` into `writer`, resumably. Bad records go to quarantine.
 
     Parsing and normalising run on this thread while `writers` threads write earlier batches in

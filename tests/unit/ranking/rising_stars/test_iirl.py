@@ -70,7 +70,7 @@ def test_fit_recovers_a_planted_ranking():
 def test_one_model_per_topic_and_fallback_for_small_topics():
     X, y, _ = planted(600)
     topics = {"0": np.arange(0, 300), "1": np.arange(250, 600), "2": np.arange(5)}
-    model = IIRL(seed=0, max_epochs=20).fit(X, y, topics)
+    model = IIRL(seed=0, max_epochs=20, l2_grid=()).fit(X, y, topics)
     assert set(model.weights_) == {ALL, "0", "1"} and model.fallback_ == ["2"]
     assert sorted(model.topics_) == ["0", "1", "2"]
     np.testing.assert_allclose(model.score(X[:10], "2"), model.score(X[:10], ALL))
@@ -123,7 +123,7 @@ def test_load_refuses_missing_or_incompatible_models(tmp_path):
 
 def test_explain_sums_to_the_score_and_reads_as_a_sentence():
     X, y, _ = planted()
-    model = IIRL(seed=0, max_epochs=20).fit(X, y)
+    model = IIRL(seed=0, max_epochs=20, l2_grid=()).fit(X, y)
     best = int(np.argmax(model.score(X)))
     ex = model.explain(X[best], name="Dr. Ada")
     assert [f for f, _ in ex] and {f for f, _ in ex} == set(FEATURE_NAMES)
