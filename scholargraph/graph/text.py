@@ -18,7 +18,7 @@ investigate investigates investigated describe describes described introduce int
 addresses addressed provide provides provided achieve achieves achieved significant significantly effective
 effectively effectiveness efficient efficiently existing previous recent recently state art able aim aims
 abstract conclusion conclusions finally furthermore moreover respectively particular particularly various
-different important including include includes given able consider considered paper's et al
+different important including include includes given consider considered et al
 """.split())
 
 STOPWORDS: frozenset[str] = frozenset(GENSIM_STOPWORDS) | SCHOLARLY_STOPWORDS

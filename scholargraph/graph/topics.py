@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
+import pickle  # only to recognise gensim's load errors
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -24,8 +24,6 @@ DICTIONARY_FILE = "dictionary.gensim"
 PHRASES_FILE = "phrases.gensim"
 
 _INFER_CHUNK = 2000  # documents per inference call in transform (rows do not depend on it)
-
-log = logging.getLogger(__name__)
 
 
 class _MeanInit:
@@ -75,18 +73,22 @@ class TopicModel:
     `Dictionary` filtered by `filter_extremes(no_below, no_above, keep_n)`.
 
     Hyperparameters (defaults chosen so ACM-CR, ~110k documents, trains in a few minutes on 2 cores):
-    - num_topics=10; passes=2 over the corpus; iterations=50 per document E-step; chunksize=2000;
+    - num_topics=10; iterations=50 per document E-step;
+    - passes=None -> `auto_passes(n_docs)` (2 for ACM-CR); chunksize=None -> `auto_chunksize(n_docs)`
+      (documents per online update; 2000 for ACM-CR);
     - alpha='symmetric', eta=None (gensim's 1/K priors);
     - no_below=None -> `auto_no_below(n_docs)`; no_above=0.5; keep_n=100_000;
     - phrase_min_count=None -> max(5, no_below); phrase_threshold=10.0 (gensim's default scoring);
     - workers=0 trains with the single-process `LdaModel`, deterministic for a given `random_state`;
       workers=k >= 1 uses `LdaMulticore` with k worker processes (plus the master that runs the M-step),
-      faster but its result depends on process scheduling.
+      faster but its result depends on process scheduling (and it has no alpha='auto').
+    Learned state: `lda_` (gensim LdaModel), `dictionary_`, `phrases_` (FrozenPhrases), `n_docs_`,
+    and the resolved `no_below_`, `phrase_min_count_`, `passes_`, `chunksize_`.
     """
 
     def __init__(self, num_topics: int = 10, passes: int | None = None, iterations: int = 50,
-                 chunksize: int | None = None,
-                 alpha: str | float = "symmetric", eta: str | float | None = None, no_below: int | None = None,
+                 chunksize: int | None = None, alpha: str | float = "symmetric", eta: str | float | None = None,
+                 no_below: int | None = None,
                  no_above: float = 0.5, keep_n: int = 100_000, phrase_min_count: int | None = None,
                  phrase_threshold: float = 10.0, workers: int = 0, random_state: int = 0):
         self.num_topics = num_topics
@@ -273,7 +275,8 @@ class TopicModel:
 
         config = {"model": MODEL_NAME, "version": MODEL_VERSION, "params": self.get_params(),
                   "n_docs": self.n_docs_, "no_below": self.no_below_, "phrase_min_count": self.phrase_min_count_,
-                  "vocabulary": len(self.dictionary_), "gensim": gensim.__version__}
+                  "passes": self.passes_, "chunksize": self.chunksize_, "vocabulary": len(self.dictionary_),
+                  "gensim": gensim.__version__}
         (out / CONFIG_FILE).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
         return out
 
@@ -291,21 +294,30 @@ class TopicModel:
             raise NotFitted(f"no saved topic model in {src} ({CONFIG_FILE} missing)") from None
         except (OSError, ValueError) as exc:
             raise NotFitted(f"unreadable topic model config in {src}: {exc}") from None
-        if not isinstance(config, dict) or config.get("model") != MODEL_NAME or config.get("version") != MODEL_VERSION:
-            found = config.get("version") if isinstance(config, dict) else None
-            raise NotFitted(f"{src} holds a topic model of version {found!r}; this code reads version "
-                            f"{MODEL_VERSION}: retrain it")
-        model = cls(**config["params"])
+        if not isinstance(config, dict):
+            config = {}
+        if config.get("model") != MODEL_NAME or config.get("version") != MODEL_VERSION:
+            raise NotFitted(f"{src} holds model {config.get('model')!r} version {config.get('version')!r}; "
+                            f"this code reads {MODEL_NAME} version {MODEL_VERSION}: retrain it")
         try:
-            model.lda_ = LdaModel.load(os.fspath(src / LDA_FILE))
-            model.dictionary_ = Dictionary.load(os.fspath(src / DICTIONARY_FILE))
-            model.phrases_ = FrozenPhrases.load(os.fspath(src / PHRASES_FILE))
+            model = cls(**config["params"])
+            model.n_docs_ = config["n_docs"]
+            model.no_below_ = config["no_below"]
+            model.phrase_min_count_ = config["phrase_min_count"]
+            model.passes_ = config["passes"]
+            model.chunksize_ = config["chunksize"]
+        except (KeyError, TypeError) as exc:
+            raise NotFitted(f"corrupt topic model config in {src}: {exc!r}") from None
+        try:
+            lda = LdaModel.load(os.fspath(src / LDA_FILE))
+            dictionary = Dictionary.load(os.fspath(src / DICTIONARY_FILE))
+            phrases = FrozenPhrases.load(os.fspath(src / PHRASES_FILE))
         except FileNotFoundError as exc:
             raise NotFitted(f"incomplete topic model in {src}: {exc.filename} missing") from None
-        model.lda_.id2word = model.dictionary_
-        model.n_docs_ = config["n_docs"]
-        model.no_below_ = config["no_below"]
-        model.phrase_min_count_ = config["phrase_min_count"]
+        except (OSError, EOFError, ValueError, AttributeError, ImportError, pickle.UnpicklingError) as exc:
+            raise NotFitted(f"unreadable topic model in {src}: {exc}") from None
+        lda.id2word = dictionary
+        model.lda_, model.dictionary_, model.phrases_ = lda, dictionary, phrases
         return model
 
 

@@ -128,12 +128,10 @@ def _features_step(ctx: JobContext) -> str:
 
 @register_step("rising-stars")
 def _rising_stars_step(ctx: JobContext) -> str:
-    from scholargraph.config import Settings
     from scholargraph.errors import NotFitted
     from scholargraph.ranking.rising_stars.cli import score_rising_stars
 
-    settings = Settings.load()
     try:
-        return score_rising_stars(ctx.store, settings, None, quiet=ctx.quiet)
+        return score_rising_stars(ctx.store, ctx.models_dir, None, quiet=ctx.quiet)
     except NotFitted as exc:
         return f"skipped: {exc}"

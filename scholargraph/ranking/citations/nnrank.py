@@ -15,7 +15,7 @@ from torch import nn
 from scholargraph.errors import NotFitted
 from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
 from scholargraph.progress import progress
-from scholargraph.ranking.citations.nnselect import DenseAdam, LazyAdam, NNSelect, cited_by_cited, embed_bags
+from scholargraph.ranking.citations.nnselect import DenseAdam, LazyAdam, NNSelect, cited_by_cited_matrix, embed_bags
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, intersection_idf
 
 MODEL_NAME = "nnrank"
@@ -192,11 +192,12 @@ class NNRank:
             block = eligible[s:s + 1024]
             years = [None if corpus.years[q] == NO_YEAR else int(corpus.years[q]) for q in block]
             cands += selector.candidates_batch(emb[block], years, [{int(q)} for q in block])
-        for q, (cand, _) in zip(eligible.tolist(), cands):
+        second = cited_by_cited_matrix(cit, eligible)
+        for r, (q, (cand, _)) in enumerate(zip(eligible.tolist(), cands)):
             refs = cit.indices[cit.indptr[q]:cit.indptr[q + 1]]
             pos = refs[text[refs]].astype(np.int64)
             hard = cand[~np.isin(cand, refs)]
-            cbc = cited_by_cited(cit, q)
+            cbc = second.indices[second.indptr[r]:second.indptr[r + 1]]
             cbc = cbc[text[cbc]]
             m = len(pos) * self.negatives_per_positive
             kinds = rng.choice(3, size=m, p=shares)

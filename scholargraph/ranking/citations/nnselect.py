@@ -15,7 +15,7 @@ from torch import nn
 from scholargraph.errors import NotFitted
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.progress import progress
-from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary
+from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, paper_tokens
 
 MODEL_NAME = "nnselect"
 VERSION = 1
@@ -33,14 +33,26 @@ def triplet_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.T
     return torch.relu(margin - pos + neg).mean()
 
 
+def cited_by_cited_matrix(citations: sp.csr_matrix, queries: np.ndarray) -> sp.csr_matrix:
+    """Row r: the papers cited by the references of paper queries[r], less those it cites and itself."""
+    citations = sp.csr_matrix(citations)
+    refs = citations[np.asarray(queries, dtype=np.int64)]
+    second = sp.csr_matrix(refs @ citations)
+    second.data[:] = 1.0
+    # drop what the query cites and the query itself: subtract a mask large enough to make those <= 0
+    own = sp.csr_matrix((np.ones(len(queries), np.float32), (np.arange(len(queries)), queries)),
+                        shape=second.shape)
+    kept = sp.csr_matrix(second - 2 * (refs + own))
+    kept.data[kept.data < 0.5] = 0.0
+    kept.eliminate_zeros()
+    kept.sort_indices()
+    return kept
+
+
 def cited_by_cited(citations: sp.csr_matrix, query: int) -> np.ndarray:
     """Papers cited by the query's references but not by the query itself (nor the query): close to the
     citations in the graph, yet not chosen, so they make informative negatives."""
-    refs = citations.indices[citations.indptr[query]:citations.indptr[query + 1]]
-    if len(refs) == 0:
-        return np.zeros(0, dtype=np.int64)
-    second = np.unique(citations[refs].indices).astype(np.int64)
-    return np.setdiff1d(second, np.append(refs, query).astype(np.int64), assume_unique=False)
+    return cited_by_cited_matrix(citations, np.array([query])).indices.astype(np.int64)
 
 
 def hard_negatives(query: int, neighbours: np.ndarray, cited: np.ndarray, embeddings: np.ndarray,
@@ -73,7 +85,12 @@ class LazyAdam:
     def gather(self, table: int, word_ids: np.ndarray) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
         """(inverse, rows, leaf): the distinct words of `word_ids`, each id's position among them (to index
         the leaf with), and a leaf tensor of their vectors that collects the gradient."""
-        rows, inverse = np.unique(word_ids, return_inverse=True)
+        # Distinct ids and each id's rank among them, by marking a vocabulary-sized array (no sort).
+        mark = np.zeros(self.tables[table].shape[0], dtype=bool)
+        mark[word_ids] = True
+        rows = np.flatnonzero(mark)
+        rank = np.cumsum(mark) - 1
+        inverse = rank[word_ids]
         rows_t = torch.from_numpy(rows.astype(np.int64))
         leaf = self.tables[table].detach()[rows_t].clone().requires_grad_(True)
         self._pending.append((table, rows_t, leaf))
@@ -158,7 +175,7 @@ class ExactIndex:
     kind = "exact"
 
     def __init__(self, vectors: np.ndarray, years: np.ndarray | None = None, valid: np.ndarray | None = None,
-                 max_block_cells: int = 1 << 25):
+                 max_block_cells: int = 1 << 24):
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         n = len(self.vectors)
         self.years = np.full(n, NO_YEAR, dtype=np.int32) if years is None else np.asarray(years)
@@ -168,26 +185,30 @@ class ExactIndex:
     def __len__(self) -> int:
         return len(self.vectors)
 
-    def _mask(self, scores: np.ndarray, ids: np.ndarray | None, max_years: np.ndarray | None,
-              exclude: Sequence[Iterable[int]] | None, rows: range) -> None:
+    def _mask(self, scores: np.ndarray, ids: np.ndarray | None, caps: np.ndarray | None,
+              exclude: Sequence[Iterable[int]] | None) -> None:
+        """-inf where a row's query may not see a column's paper. `ids` maps columns to papers (None: all
+        papers in order); `caps` and `exclude` are the block's rows' year caps and excluded papers."""
         years = self.years if ids is None else self.years[ids]
         valid = self.valid if ids is None else self.valid[ids]
         scores[:, ~valid] = -np.inf
-        if max_years is not None:
-            cap = max_years[rows.start:rows.stop]
-            dated = cap != NO_YEAR
+        if caps is not None:
+            dated = caps != NO_YEAR
             if dated.any():
-                late = (years[None, :] > cap[:, None]) & dated[:, None]
-                scores[late] = -np.inf
-        if exclude is not None:
-            for r, q in enumerate(rows):
-                ex = np.fromiter(exclude[q], dtype=np.int64)
-                if len(ex) == 0:
-                    continue
-                if ids is None:
-                    scores[r, ex] = -np.inf
-                else:
-                    scores[r, np.isin(ids, ex)] = -np.inf
+                scores[(years[None, :] > caps[:, None]) & dated[:, None]] = -np.inf
+        if exclude is None:
+            return
+        if ids is not None:
+            column = np.full(len(self.vectors), -1, dtype=np.int64)
+            column[ids] = np.arange(len(ids))
+        for r, ex in enumerate(exclude):
+            ex = np.fromiter(ex, dtype=np.int64)
+            if len(ex) == 0:
+                continue
+            if ids is not None:
+                ex = column[ex]
+                ex = ex[ex >= 0]
+            scores[r, ex] = -np.inf
 
     @staticmethod
     def _top(scores: np.ndarray, ids: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -207,43 +228,53 @@ class ExactIndex:
         out_s[:, :kk] = top
         return out_i, out_s
 
+    @staticmethod
+    def _inputs(queries: np.ndarray, max_years: np.ndarray | None, exclude) -> tuple:
+        queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        caps = None if max_years is None else np.asarray(max_years, dtype=np.int64).reshape(-1)
+        return queries, caps, exclude
+
     def search(self, queries: np.ndarray, k: int, max_years: np.ndarray | None = None,
                exclude: Sequence[Iterable[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Top-k rows for each query row: (indexes, cosines), best first, -1 / -inf padding when fewer
         than k papers pass the filters. `max_years[i]` caps the year of query i's results (NO_YEAR: none)."""
-        queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        queries, caps, exclude = self._inputs(queries, max_years, exclude)
         m, n = len(queries), len(self.vectors)
         block = max(1, self.max_block_cells // max(n, 1))
         idx = np.full((m, k), -1, dtype=np.int64)
         sc = np.full((m, k), -np.inf, dtype=np.float32)
-        for start in range(0, m, block):
-            rows = range(start, min(m, start + block))
-            scores = queries[rows.start:rows.stop] @ self.vectors.T
-            self._mask(scores, None, max_years, exclude, rows)
-            idx[rows.start:rows.stop], sc[rows.start:rows.stop] = self._top(scores, None, k)
+        for a in range(0, m, block):
+            b = min(m, a + block)
+            scores = queries[a:b] @ self.vectors.T
+            self._mask(scores, None, None if caps is None else caps[a:b], None if exclude is None else exclude[a:b])
+            idx[a:b], sc[a:b] = self._top(scores, None, k)
         return idx, sc
 
 
 class IVFIndex(ExactIndex):
     """Inverted-file index: spherical k-means cells; a query scans only the `nprobe` cells whose centroids
-    are closest, exactly. Approximate (a neighbour in an unprobed cell is missed), much less work."""
+    are closest, exactly. Approximate (a neighbour in an unprobed cell is missed), much less work. Queries
+    are searched in blocks sorted by their best cell, each block over the union of its queries' cells
+    (so a query may see more than its own cells, never fewer)."""
 
     kind = "ivf"
 
     def __init__(self, vectors: np.ndarray, years: np.ndarray | None = None, valid: np.ndarray | None = None,
                  nlist: int | None = None, nprobe: int = 16, iterations: int = 8, sample: int = 65_536,
-                 seed: int = 0):
+                 block_queries: int = 32, seed: int = 0):
         super().__init__(vectors, years, valid)
         n = len(self.vectors)
         rng = np.random.default_rng(seed)
         self.nlist = max(1, min(n, nlist or int(round(np.sqrt(max(n, 1))))))
         self.nprobe = max(1, min(nprobe, self.nlist))
+        self.block_queries = block_queries
         train = self.vectors[rng.choice(n, size=min(n, sample), replace=False)] if n else self.vectors
         centroids = train[rng.choice(len(train), size=self.nlist, replace=False)].copy() if n else train
         for _ in range(iterations):
             assign = self._assign(train, centroids)
-            sums = np.zeros_like(centroids)
-            np.add.at(sums, assign, train)
+            members = sp.csr_matrix((np.ones(len(train), np.float32), (assign, np.arange(len(train)))),
+                                    shape=(self.nlist, len(train)))
+            sums = np.asarray(members @ train, dtype=np.float32)
             empty = np.bincount(assign, minlength=self.nlist) == 0
             sums[empty] = train[rng.choice(len(train), size=int(empty.sum()))]
             centroids = _normalise(sums)
@@ -262,17 +293,25 @@ class IVFIndex(ExactIndex):
 
     def search(self, queries: np.ndarray, k: int, max_years: np.ndarray | None = None,
                exclude: Sequence[Iterable[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        queries, caps, exclude = self._inputs(queries, max_years, exclude)
         m = len(queries)
         idx = np.full((m, k), -1, dtype=np.int64)
         sc = np.full((m, k), -np.inf, dtype=np.float32)
-        cells = np.argsort(-(queries @ self.centroids.T), axis=1)[:, :self.nprobe]
-        for q in range(m):
-            pos = np.concatenate([np.arange(self.offsets[c], self.offsets[c + 1]) for c in cells[q]])
+        if m == 0:
+            return idx, sc
+        cs = queries @ self.centroids.T
+        cells = np.argpartition(-cs, self.nprobe - 1, axis=1)[:, :self.nprobe] if self.nprobe < self.nlist \
+            else np.tile(np.arange(self.nlist), (m, 1))
+        by_cell = np.argsort(cells[np.arange(m), np.argmax(np.take_along_axis(cs, cells, 1), axis=1)], kind="stable")
+        for a in range(0, m, self.block_queries):
+            rows = by_cell[a:a + self.block_queries]
+            union = np.unique(cells[rows])
+            pos = np.concatenate([np.arange(self.offsets[c], self.offsets[c + 1]) for c in union])
             ids = self.order[pos]
-            scores = (self.sorted_vectors[pos] @ queries[q])[None, :]
-            self._mask(scores, ids, max_years, exclude, range(q, q + 1))
-            idx[q], sc[q] = self._top(scores, ids, k)
+            scores = queries[rows] @ self.sorted_vectors[pos].T
+            self._mask(scores, ids, None if caps is None else caps[rows],
+                       None if exclude is None else [exclude[r] for r in rows])
+            idx[rows], sc[rows] = self._top(scores, ids, k)
         return idx, sc
 
 
@@ -362,10 +401,12 @@ class NNSelect:
         train = snapshot.as_of(as_of) if as_of is not None else snapshot
         epochs = self.epochs if epochs is None else epochs
         rng = np.random.default_rng(self.seed)
-        texts = (train.text(i) for i in range(train.n_papers))
-        self.vocabulary_ = Vocabulary.build(texts, max_size=self.max_vocab, min_df=self.min_df)
+        tokens = paper_tokens(train)
+        self.vocabulary_ = Vocabulary.from_tokens((t + a for t, a in zip(*tokens)), max_size=self.max_vocab,
+                                                  min_df=self.min_df)
         self.model_ = _Embedder(len(self.vocabulary_), self.dim, self.seed)
-        corpus = Corpus.of(train, self.vocabulary_)
+        corpus = Corpus.of(train, self.vocabulary_, tokens)
+        del tokens
         cit = train.citations.tocsr()
         cit = (sp.diags(corpus.has_text.astype(np.float32)) @ cit @ sp.diags(corpus.has_text.astype(np.float32)))
         cit = sp.csr_matrix(cit)
@@ -449,8 +490,10 @@ class NNSelect:
                     pools[q] = hard_negatives(q, row, cited, emb, self.hard_max_cosine)
         cbc: dict[int, np.ndarray] = {}
         if shares[2] > 0:
-            for q in np.unique(src[kind == 2]).tolist():
-                cbc[q] = cited_by_cited(cit, q)
+            need = np.unique(src[kind == 2])
+            second = cited_by_cited_matrix(cit, need)
+            for r, q in enumerate(need.tolist()):
+                cbc[q] = second.indices[second.indptr[r]:second.indptr[r + 1]]
         for i in np.flatnonzero(kind > 0):
             q = int(src[i])
             pool = pools.get(q) if kind[i] == 1 else cbc.get(q)
@@ -578,6 +621,5 @@ class NNSelect:
         return model
 
 
-__all__ = ["DenseAdam", "ExactIndex", "IVFIndex", "LazyAdam", "NNSelect", "cited_by_cited", "embed_bags",
-           "hard_negatives",
-           "make_index", "triplet_loss"]
+__all__ = ["DenseAdam", "ExactIndex", "IVFIndex", "LazyAdam", "NNSelect", "cited_by_cited", "cited_by_cited_matrix",
+           "embed_bags", "hard_negatives", "make_index", "triplet_loss"]

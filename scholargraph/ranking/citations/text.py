@@ -34,11 +34,18 @@ whom why will with within without would yet you your
 _TOKEN = re.compile(r"[^\W_]+")
 
 
+def raw_tokens(text: str | None) -> list[str]:
+    """Lower-cased word tokens, stop words and all: the fast path (a vocabulary never holds the rest)."""
+    return _TOKEN.findall(text.lower()) if text else []
+
+
+def _keep(word: str) -> bool:
+    return len(word) > 1 and word not in STOPWORDS and not word.isdigit()
+
+
 def tokenize(text: str | None) -> list[str]:
     """Lower-cased word tokens of at least two characters, without stop words and bare numbers."""
-    if not text:
-        return []
-    return [w for w in _TOKEN.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS and not w.isdigit()]
+    return [w for w in raw_tokens(text) if _keep(w)]
 
 
 class Vocabulary:
@@ -65,22 +72,31 @@ class Vocabulary:
     def build(cls, texts: Iterable[str | None], max_size: int = 50_000, min_df: int = 2) -> Vocabulary:
         """From documents (each the full text of one paper): the `max_size` words with the highest
         document frequency among those in at least `min_df` documents (ties broken alphabetically)."""
+        return cls.from_tokens((raw_tokens(t) for t in texts), max_size, min_df)
+
+    @classmethod
+    def from_tokens(cls, documents: Iterable[Iterable[str]], max_size: int = 50_000, min_df: int = 2) -> Vocabulary:
+        """build() from documents already split by raw_tokens (stop words are dropped here)."""
         counts: Counter[str] = Counter()
         n = 0
-        for text in texts:
+        for tokens in documents:
             n += 1
-            counts.update(set(tokenize(text)))
-        kept = sorted(((w, c) for w, c in counts.items() if c >= min_df), key=lambda wc: (-wc[1], wc[0]))
+            counts.update(set(tokens))
+        kept = sorted(((w, c) for w, c in counts.items() if c >= min_df and _keep(w)), key=lambda wc: (-wc[1], wc[0]))
         kept = kept[:max_size]
         return cls([w for w, _ in kept], [c for _, c in kept], n)
 
     def ids(self, text: str | None) -> list[int]:
         index = self.index
-        return [index[w] for w in tokenize(text) if w in index]
+        return [index[w] for w in raw_tokens(text) if w in index]
 
     def bags(self, texts: Sequence[str | None], binary: bool = False) -> sp.csr_matrix:
-        """Documents x words counts (or 0/1 with `binary`), float32 CSR with sorted indices."""
-        ids = [self.ids(t) for t in texts]
+        """Documents x words counts (or 0/1 with `binary`), float32 CSR with sorted indices; OOV words dropped."""
+        return self.bags_from_tokens([raw_tokens(t) for t in texts], binary)
+
+    def bags_from_tokens(self, documents: Sequence[Sequence[str]], binary: bool = False) -> sp.csr_matrix:
+        index = self.index
+        ids = [[index[w] for w in tokens if w in index] for tokens in documents]
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
         indptr = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
@@ -158,11 +174,12 @@ class Corpus:
     has_text: np.ndarray
 
     @classmethod
-    def of(cls, snapshot: GraphSnapshot, vocabulary: Vocabulary) -> Corpus:
-        n = snapshot.n_papers
-        titles = snapshot.titles if snapshot.titles is not None else [None] * n
-        abstracts = snapshot.abstracts if snapshot.abstracts is not None else [None] * n
-        bags = Bags.of(vocabulary, titles, abstracts)
+    def of(cls, snapshot: GraphSnapshot, vocabulary: Vocabulary,
+           tokens: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = None) -> Corpus:
+        """`tokens` (raw_tokens of every title and abstract) saves tokenising again when the caller has them."""
+        if tokens is None:
+            tokens = paper_tokens(snapshot)
+        bags = Bags(vocabulary.bags_from_tokens(tokens[0]), vocabulary.bags_from_tokens(tokens[1]))
         has_text = (np.diff(bags.title.indptr) + np.diff(bags.abstract.indptr)) > 0
         cited = np.asarray(snapshot.citations.sum(axis=0)).ravel().astype(np.float32)
         return cls(snapshot, vocabulary, bags, np.asarray(snapshot.paper_year), cited, has_text)
@@ -196,6 +213,14 @@ class Corpus:
         return mask
 
 
+def paper_tokens(snapshot: GraphSnapshot) -> tuple[list[list[str]], list[list[str]]]:
+    """raw_tokens of each paper's title and of its abstract."""
+    n = snapshot.n_papers
+    titles = snapshot.titles if snapshot.titles is not None else [None] * n
+    abstracts = snapshot.abstracts if snapshot.abstracts is not None else [None] * n
+    return [raw_tokens(t) for t in titles], [raw_tokens(a) for a in abstracts]
+
+
 def shared_terms(vocabulary: Vocabulary, query_words: np.ndarray, doc_words: np.ndarray, top: int = 5) -> list[str]:
     """The highest-IDF words two documents share (word id arrays, any order)."""
     common = np.intersect1d(query_words, doc_words)
@@ -220,5 +245,5 @@ def log1p_safe(x: np.ndarray) -> np.ndarray:
     return np.log1p(np.maximum(x, 0.0)).astype(np.float32)
 
 
-__all__ = ["FIELDS", "STOPWORDS", "Bags", "Corpus", "Vocabulary", "intersection_idf", "shared_terms", "tokenize",
-           "log1p_safe"]
+__all__ = ["FIELDS", "STOPWORDS", "Bags", "Corpus", "Vocabulary", "intersection_idf", "log1p_safe", "paper_tokens",
+           "raw_tokens", "shared_terms", "tokenize"]

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
+from scholargraph.graph.vectors import citation_vector_for_references
 
 EVIDENCE = ("semantic", "topic", "citation")
 CITATION_PARTS = ("vector", "direct", "coupling", "cocitation")
@@ -258,7 +259,7 @@ class EvidenceIndex:
               fit_sample: int | None = 200_000, seed: int = 0, topic_model=None) -> EvidenceIndex:
         """Fit the text encoder and topic model on the snapshot's texts (a sample of `fit_sample` at most) and
         compute every paper's vectors. `encoder` is an unfitted encoder object or a name in graph.vectors'
-        ENCODERS (default: TfidfSvdEncoder)."""
+        ENCODERS (default: tfidf-svd)."""
         from scholargraph.graph import topics as topics_mod
         from scholargraph.graph import vectors as vectors_mod
 
@@ -270,9 +271,9 @@ class EvidenceIndex:
             rng.choice(idx, fit_sample, replace=False))
         fit_texts = [texts[i] for i in fit_idx]
         if encoder is None:
-            encoder = vectors_mod.TfidfSvdEncoder()
+            encoder = vectors_mod.make_encoder()
         elif isinstance(encoder, str):
-            encoder = vectors_mod.ENCODERS[encoder]()
+            encoder = vectors_mod.make_encoder(encoder)
         encoder.fit(fit_texts)
         if topic_model is None:
             topic_model = topics_mod.TopicModel(num_topics=num_topics)
@@ -295,12 +296,9 @@ class EvidenceIndex:
     def reference_vector(self, refs: np.ndarray) -> np.ndarray | None:
         """The query's citation vector: the normalised mean of its references' vectors (None without any)."""
         refs = np.asarray(refs, dtype=np.int64)
-        refs = refs[self.has_cvec[refs]] if len(refs) else refs
-        if len(refs) == 0:
+        if len(refs) == 0 or not self.has_cvec[refs].any():
             return None
-        v = self.cvec[refs].mean(axis=0)
-        norm = float(np.linalg.norm(v))
-        return (v / norm).astype(np.float32) if norm > 0 else None
+        return citation_vector_for_references(self.cvec, refs)
 
     def query_for_paper(self, paper: str | int, *, author_names: Sequence[str] | None = None) -> Query:
         """A paper of the snapshot as a submission (held out: it is never its own evidence)."""

@@ -45,7 +45,8 @@ class RecoRankConfig:
     topk_loss: bool = True
     loss_k: int = 5
     loss_temperature: float = 0.1
-    steps: int = 200
+    steps: int = 300
+    batch_size: int = 64  # queries per step (0: all)
     lr: float = 0.03
     weight_decay: float = 1e-4
     seed: int = 0
@@ -113,6 +114,10 @@ def evidence_batch(items: Sequence[Evidence], grades: Sequence[np.ndarray] | Non
     return {k: torch.from_numpy(v) for k, v in out.items()}
 
 
+def _inv_softplus(x: torch.Tensor) -> torch.Tensor:
+    return torch.log(torch.expm1(x))
+
+
 def _masked_softmax(logits: torch.Tensor, mask: torch.Tensor, dim: int = -1) -> torch.Tensor:
     logits = logits.masked_fill(~mask, -1e9)
     w = torch.softmax(logits, dim=dim) * mask
@@ -136,14 +141,12 @@ class RecoRankNet(nn.Module):
         super().__init__()
         self.cfg = cfg
         nq = len(QUERY_FEATURES)
-        # Per-evidence projections W_m over that evidence's components (z-score vs background, raw, links).
-        self.w_sem = nn.Linear(2, 1, bias=False)
-        self.w_top = nn.Linear(2, 1, bias=False)
-        self.w_cit = nn.Linear(4, 1, bias=False)
-        with torch.no_grad():
-            self.w_sem.weight.copy_(torch.tensor([[1.0, 0.0]]))
-            self.w_top.weight.copy_(torch.tensor([[1.0, 0.0]]))
-            self.w_cit.weight.copy_(torch.tensor([[1.0, 6.0, 4.0, 4.0]]))
+        # Per-evidence projections W_m over that evidence's components (z-score vs background, raw, links),
+        # kept non-negative (softplus) so that a calibrated score never falls as its evidence grows: an
+        # explanation's "topic 0.9" must mean more topical overlap than "topic 0.5".
+        self.w_sem = nn.Parameter(_inv_softplus(torch.tensor([1.0, 0.05])))
+        self.w_top = nn.Parameter(_inv_softplus(torch.tensor([1.0, 0.05])))
+        self.w_cit = nn.Parameter(_inv_softplus(torch.tensor([1.0, 6.0, 4.0, 4.0])))
         # Global affine correction a_m * s + b_m, plus a query-conditioned shift of b_m.
         self.a_raw = nn.Parameter(torch.full((3,), math.log(math.expm1(0.5))))
         self.b = nn.Parameter(torch.full((3,), -2.0))
@@ -177,7 +180,9 @@ class RecoRankNet(nn.Module):
         B = mask.shape[0]
         if not self.cfg.calibration:
             return batch["raw"] * mask, torch.full((B,), 0.1)
-        z = torch.cat([self.w_sem(batch["sem_x"]), self.w_top(batch["top_x"]), self.w_cit(batch["cit_x"])], dim=-1)
+        sp = nn.functional.softplus
+        z = torch.stack([batch["sem_x"] @ sp(self.w_sem), batch["top_x"] @ sp(self.w_top),
+                         batch["cit_x"] @ sp(self.w_cit)], dim=-1)
         a = nn.functional.softplus(self.a_raw)
         b = self.b + self.q_shift(batch["qf"])  # [B, 3]
         c = torch.sigmoid(a * z + b[:, None, None, :]) * mask
@@ -349,10 +354,11 @@ def self_supervised_queries(index: EvidenceIndex, pool: ReviewerPool, n: int, *,
                             recent_years: int = 3, cross_weight: float = 2.0, seed: int = 0, max_papers: int = 16,
                             per_evidence: int = 4, until_year: int | None = None) -> list[TrainingQuery]:
     """Hide papers of the `recent_years` years up to `until_year` (default: the snapshot's last year) and rank
-    candidate authors for each, on the evidence of the years before the hidden paper. Its authors are
-    positives (grade 2 with at least 3 earlier papers, else 1); hard negatives share its topics, random ones
-    do not have to. Cross-topic papers (far from their authors' topic profile) and cross-venue papers (in a
-    venue none of its authors used before) weigh more."""
+    candidate authors for each, on the evidence of the years before the hidden paper. Its authors are the
+    positives (grade 3 with at least 3 earlier papers, else 2); hard negatives work on the same topics
+    (closest topic profiles; grade 1: plausible but not the authors) and random negatives are grade 0, so
+    that topical closeness is learnt as relevant, below authorship. Cross-topic papers (far from their
+    authors' topic profile) and cross-venue papers (in a venue none of its authors used before) weigh more."""
     snap = index.snapshot
     rng = np.random.default_rng(seed)
     years = index.year
@@ -393,7 +399,8 @@ def self_supervised_queries(index: EvidenceIndex, pool: ReviewerPool, n: int, *,
         others = np.setdiff1d(rng.choice(len(pool), size=min(len(pool), 3 * random + len(pos)), replace=False),
                               np.r_[pos, hard_rows])[:random]
         rows = np.r_[pos, hard_rows, others].astype(np.int64)
-        grades = np.r_[np.where(pos_counts >= 3, 2.0, 1.0), np.zeros(len(rows) - len(pos))].astype(np.float32)
+        grades = np.r_[np.where(pos_counts >= 3, 3.0, 2.0), np.ones(len(hard_rows)),
+                       np.zeros(len(others))].astype(np.float32)
         ev = index.evidence(q, pool, rows, max_papers=max_papers, per_evidence=per_evidence)
         keep = ~ev.no_history
         if not keep[: len(pos)].any() or keep[len(pos):].sum() == 0:
@@ -489,11 +496,18 @@ class RecoRank:
         opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         k = cfg.loss_k if cfg.topk_loss else None
         self.history_ = []
+        gen = torch.Generator().manual_seed(cfg.seed)
+        n = len(training)
         for step in range(cfg.steps):
             opt.zero_grad()
-            out = net(batch)
-            loss = pairwise_loss(out["score"], batch["grades"], batch["reviewer"] & ~batch["no_history"],
-                                 batch["weights"], k, cfg.loss_temperature)
+            if cfg.batch_size and n > cfg.batch_size:
+                pick = torch.randperm(n, generator=gen)[: cfg.batch_size]
+                mb = {key: val[pick] for key, val in batch.items()}
+            else:
+                mb = batch
+            out = net(mb)
+            loss = pairwise_loss(out["score"], mb["grades"], mb["reviewer"] & ~mb["no_history"],
+                                 mb["weights"], k, cfg.loss_temperature)
             loss.backward()
             opt.step()
             self.history_.append(float(loss.detach()))

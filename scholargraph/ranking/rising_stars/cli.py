@@ -20,14 +20,14 @@ from scholargraph.ranking.rising_stars.iirl import ALL, IIRL
 MODEL_SUBDIR = "rising_stars"
 
 
-def _model_dir(settings) -> Path:
-    return settings.models_dir / MODEL_SUBDIR
+def _model_dir(models_dir: Path) -> Path:
+    return models_dir / MODEL_SUBDIR
 
 
-def _graph_topics(settings, snapshot: GraphSnapshot) -> np.ndarray:
+def _graph_topics(models_dir: Path, snapshot: GraphSnapshot) -> np.ndarray:
     """Paper topic distributions from the graph's topic model (the one behind the Topic nodes), so that
     per-topic rankings attach to those nodes. The topic model is unsupervised: it never sees a label."""
-    topic_model, _ = load_current_models(settings.models_dir)
+    topic_model, _ = load_current_models(models_dir)
     if topic_model is None:
         raise UsageError("no topic model yet: run `scholargraph features --only topics` first")
     theta, empty = topic_model.transform([snapshot.text(i) for i in range(snapshot.n_papers)], return_empty=True)
@@ -35,8 +35,8 @@ def _graph_topics(settings, snapshot: GraphSnapshot) -> np.ndarray:
     return theta
 
 
-def load_model(settings) -> tuple[IIRL, dict]:
-    current = _model_dir(settings) / "current.json"
+def load_model(models_dir: Path) -> tuple[IIRL, dict]:
+    current = _model_dir(models_dir) / "current.json"
     if not current.exists():
         raise NotFitted("no rising-star model: run `scholargraph rising-stars train --as-of T0 --horizon D` first")
     meta = json.loads(current.read_text())
@@ -62,28 +62,28 @@ def train_cmd(obj, as_of: int, horizon: int, window: int) -> None:
         snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
     if snapshot.max_year < as_of + horizon:
         raise UsageError(f"labels need papers up to {as_of + horizon}; the graph ends in {snapshot.max_year}")
-    topics = _graph_topics(obj.settings, snapshot)
+    topics = _graph_topics(obj.settings.models_dir, snapshot)
     data = build_dataset(snapshot, as_of, horizon, paper_topics=topics, window=window)
     if len(data) < 10:
         raise UsageError(f"only {len(data)} young researchers as of {as_of}: choose another --as-of or --window")
     model = IIRL().fit(data.X, data.labels, topics=data.topic_groups(3), feature_names=data.feature_names)
     version = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    path = model.save(_model_dir(obj.settings) / version)
+    path = model.save(_model_dir(obj.settings.models_dir) / version)
     meta = {"path": str(path), "version": version, "as_of": as_of, "horizon": horizon, "window": window,
             "authors": len(data), "nonzero_labels": int((data.labels > 0).sum())}
-    (_model_dir(obj.settings) / "current.json").write_text(json.dumps(meta, indent=2))
+    (_model_dir(obj.settings.models_dir) / "current.json").write_text(json.dumps(meta, indent=2))
     click.echo(f"trained IIRL on {len(data):,} young researchers as of {as_of} (horizon {horizon}, "
                f"{meta['nonzero_labels']:,} with citations in ({as_of}, {as_of + horizon}]), "
                f"{len(model.topics_)} topic models, in {time.perf_counter() - t0:.1f}s -> {path}")
 
 
-def score_rising_stars(store, settings, as_of: int | None, quiet: bool = True, write: bool = True,
+def score_rising_stars(store, models_dir: Path, as_of: int | None, quiet: bool = True, write: bool = True,
                        out: str | None = None) -> str:
     """Apply the trained model to features as of T (the latest year by default): the real prediction."""
-    model, meta = load_model(settings)
+    model, meta = load_model(models_dir)
     snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
     as_of = snapshot.max_year if as_of is None else as_of
-    topics = _graph_topics(settings, snapshot)
+    topics = _graph_topics(models_dir, snapshot)
     data = build_dataset(snapshot, as_of, None, paper_topics=topics, window=meta["window"])
     if not len(data):
         raise UsageError(f"no young researchers as of {as_of}")
@@ -131,7 +131,7 @@ def score_rising_stars(store, settings, as_of: int | None, quiet: bool = True, w
 def score_cmd(obj, as_of: int | None, out: str | None, write: bool) -> None:
     """Predict the rising stars as of T and store RISING_STAR_IN edges and Author.risingStarScore/Rank."""
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        click.echo(score_rising_stars(store, obj.settings, as_of, quiet=obj.quiet, write=write, out=out))
+        click.echo(score_rising_stars(store, obj.settings.models_dir, as_of, quiet=obj.quiet, write=write, out=out))
 
 
 @rising_stars_group.command("evaluate")
@@ -175,13 +175,13 @@ def evaluate_cmd(obj, as_of: int, horizon: int, window: int, ks: str, num_topics
 @click.pass_obj
 def explain_cmd(obj, author_id: str, as_of: int | None, topic: str) -> None:
     """Each feature's contribution to an author's score, in words a hiring chair can read."""
-    model, meta = load_model(obj.settings)
+    model, meta = load_model(obj.settings.models_dir)
     with open_store(obj.settings, quiet=obj.quiet) as store:
         snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
     if author_id not in snapshot.author_index:
         raise UsageError(f"unknown author id {author_id!r}")
     as_of = snapshot.max_year if as_of is None else as_of
-    topics = _graph_topics(obj.settings, snapshot)
+    topics = _graph_topics(obj.settings.models_dir, snapshot)
     data = build_dataset(snapshot, as_of, None, paper_topics=topics, window=meta["window"], author_ids=[author_id])
     topic_key = topic.replace("topic:", "")
     name = (snapshot.author_names or [None] * snapshot.n_authors)[snapshot.author_index[author_id]] or author_id
