@@ -144,7 +144,9 @@ def write_features(store, snapshot: GraphSnapshot, f: Features, options: Feature
         counts["Paper.nCitation"] = store.write_node_properties(
             "Paper", papers, {"n_citation" + sfx: f.paper_citations.astype(int)})
         if venues:
-            store.write_node_properties("Venue", venues, {"avg_citation" + sfx: f.venue_avg_citation})
+            # A venue without papers has no average (NaN): stored as no property, not as NaN.
+            avg = [None if np.isnan(v) else float(v) for v in f.venue_avg_citation]
+            store.write_node_properties("Venue", venues, {"avg_citation" + sfx: avg})
     if f.paper_pagerank is not None:
         counts["Paper.pagerank"] = store.write_node_properties("Paper", papers, {"pagerank" + sfx: f.paper_pagerank})
         counts["Author.pagerank"] = store.write_node_properties("Author", authors, {
