@@ -1087,7 +1087,10 @@ class _World:
         na = A.n
         snap_T = np.zeros(na, np.int64)
         snap_T[: len(self.snap_T)] = self.snap_T
-        inc = self.snap_TD - snap_T
+        # Both snapshots were taken when fewer authors existed (when T + D is before the end year).
+        snap_TD = np.zeros(na, np.int64)
+        snap_TD[: len(self.snap_TD)] = self.snap_TD
+        inc = snap_TD - snap_T
         fl = A.first_lead[:na]
         young = np.flatnonzero((fl >= T - W + 1) & (fl <= T))
         rows = ["author_id\tcitations_as_of_T\tfuture_increment\ttalent\n"]

@@ -424,3 +424,14 @@ def test_cli_writes_a_world_and_refuses_bad_arguments(tmp_path):
         assert res.exit_code == 2, (args, res.output)
         assert "Traceback" not in res.output and res.output.strip().splitlines()[-1].startswith("Error:")
     assert not (tmp_path / "bad" / "corpus.aminer.jsonl").exists()
+
+
+def test_rising_star_horizon_before_the_end_year(tmp_path):
+    """T + D before the end year: authors who appear after T + D get no increment, and nothing crashes."""
+    from scholargraph.ingest.synth import SynthParams, generate
+
+    stats = generate(SynthParams(papers=2000, seed=1, as_of=2015, horizon=3, reviewer_queries=2,
+                                 citation_queries=2), tmp_path / "w")
+    rows = (tmp_path / "w" / "rising_stars.tsv").read_text().splitlines()[1:]
+    assert stats["young_authors"] == len(rows) > 0
+    assert all(int(r.split("\t")[2]) >= 0 for r in rows)
