@@ -1,33 +1,63 @@
 #!/usr/bin/env bash
-# `make demo`: the main job end to end on a synthetic world with planted ground truth.
+# `make demo`: the main job end to end on a synthetic world with planted ground truth:
+# Neo4j -> synthetic corpus -> ingest -> features -> rising stars, reviewers, citations -> report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCHOLARGRAPH_HOME="${SCHOLARGRAPH_HOME:-$PWD/.scholargraph-demo}"
 PAPERS="${DEMO_PAPERS:-20000}"
 OUT="$SCHOLARGRAPH_HOME/synth-$PAPERS"
+REPORT="$SCHOLARGRAPH_HOME/report"
 cli=.venv/bin/scholargraph
 started=$(date +%s)
+mkdir -p "$REPORT"
+md="$REPORT/report.md"
 
-echo "== 1. the managed Neo4j (provisioned from Maven Central on first use)"
-$cli neo4j start
-$cli db init
+section() { echo; echo "== $*"; printf '\n## %s\n\n' "$*" >> "$md"; }
+record() { # run a command, show its output, and keep it in the report as a code block
+  echo "\$ scholargraph $*"
+  { echo '```'; echo "\$ scholargraph $*"; } >> "$md"
+  $cli "$@" 2>&1 | tee -a "$md"
+  echo '```' >> "$md"
+}
 
-echo "== 2. a synthetic scholarly world of $PAPERS papers with planted ground truth"
+printf '# scholargraph demo report\n\nA synthetic world of %s papers with planted ground truth (seed 42).\n' "$PAPERS" > "$md"
+
+section "1. The managed Neo4j"
+record neo4j start
+record db init
+
+section "2. A synthetic scholarly world with planted ground truth"
 if [ ! -f "$OUT/world.json" ]; then
   $cli synth --papers "$PAPERS" --seed 42 --out "$OUT"
 else
   echo "reusing $OUT"
 fi
 
-echo "== 3. ingest it (resumable, idempotent: a second run changes nothing)"
-$cli ingest aminer "$OUT/corpus.aminer.jsonl"
+section "3. Ingest (resumable, idempotent)"
+record ingest aminer "$OUT/corpus.aminer.jsonl"
 
-echo "== 4. what the graph holds"
-$cli db stats
-$cli neo4j status
+section "4. Graph features: networks, PageRank, LDA topics, vectors"
+record features
+record db stats
 
+section "5. Rising stars (IIRL)"
+AS_OF=$(python3 -c "import json; print(json.load(open('$OUT/world.json'))['params']['end_year'] - 3)" 2>/dev/null || echo 2020)
+record rising-stars evaluate --as-of "$AS_OF" --horizon 3 --repeats 2 --plot "$REPORT/rising_stars.png"
+record rising-stars train --as-of "$AS_OF" --horizon 3
+record rising-stars score --out "$REPORT/rising_stars.tsv"
+record query top_rising_stars -p topic=topic:0 -p limit=5
+printf '\n![Pre@k%% versus k](rising_stars.png)\n' >> "$md"
+
+section "6. Scoring jobs and the latest runs"
+record jobs run
+record query latest_runs -p limit=5
+
+elapsed=$(( $(date +%s) - started ))
+printf '\nDemo finished in %s s.\n' "$elapsed" >> "$md"
 echo
-echo "demo finished in $(( $(date +%s) - started )) s"
-echo "Neo4j is running at bolt://127.0.0.1:${SCHOLARGRAPH_NEO4J_PORT:-7687} (no auth). Try, with any Bolt client:"
-echo "  MATCH (a:Author)-[:AUTHORED]->(p:Paper)<-[:CITES]-(c) RETURN a.name, count(c) AS cites ORDER BY cites DESC LIMIT 10"
+echo "demo finished in $elapsed s; report: $md"
+echo "Neo4j is running at bolt://127.0.0.1:${SCHOLARGRAPH_NEO4J_PORT:-7687} (no auth). Open the Neo4j Browser"
+echo "(https://browser.neo4j.io, connect to that URI) or run the example Cypher of the library:"
+echo "  $cli query --list"
+echo "  $cli query author_profile -p authorId=\$(head -2 $REPORT/rising_stars.tsv | tail -1 | cut -f1)"
 echo "Stop it with: SCHOLARGRAPH_HOME=$SCHOLARGRAPH_HOME $cli neo4j stop"
