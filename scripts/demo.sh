@@ -48,7 +48,12 @@ record rising-stars score --out "$REPORT/rising_stars.tsv"
 record query top_rising_stars -p topic=topic:0 -p limit=5
 printf '\n![Pre@k%% versus k](rising_stars.png)\n' >> "$md"
 
-section "6. Scoring jobs and the latest runs"
+section "6. Citation recommendation (Citeomatic: NNSelect + NNRank, BM25 baseline)"
+record citations train --epochs 2 --max-triplets 60000
+record citations evaluate --queries "$OUT/citations.queries.jsonl" --qrels "$OUT/citations.qrels"
+record citations recommend --queries <(head -1 "$OUT/citations.queries.jsonl") --k 5
+
+section "7. Scoring jobs and the latest runs"
 record jobs run
 record query latest_runs -p limit=5
 

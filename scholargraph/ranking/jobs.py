@@ -111,7 +111,7 @@ def run_pipeline(store, models_dir, only: tuple[str, ...] = PIPELINE, full: bool
             if lock.lost:
                 raise JobLocked("the scoring lock was lost (lease expired): stopping before the next step")
             log(f"[{step}] starting")
-            summary = STEPS[step](ctx)
+            summary = STEPS[step](ctx) if step in STEPS else "skipped: this step is not available"
             report.steps.append((step, summary))
             log(f"[{step}] {summary}")
     report.seconds = time.perf_counter() - t0
@@ -135,3 +135,29 @@ def _rising_stars_step(ctx: JobContext) -> str:
         return score_rising_stars(ctx.store, ctx.models_dir, None, quiet=ctx.quiet)
     except NotFitted as exc:
         return f"skipped: {exc}"
+
+
+@register_step("citations")
+def _citations_step(ctx: JobContext) -> str:
+    """Recommended citations for the papers of the latest year (all papers with --full), bounded."""
+    import numpy as np
+
+    from scholargraph.errors import NotFitted
+    from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
+    from scholargraph.ranking.citations.cli import recommend_citations
+    from scholargraph.ranking.citations.recommender import Query
+
+    snapshot = GraphSnapshot.from_store(ctx.store, with_text=True, quiet=ctx.quiet)
+    years = snapshot.paper_year
+    dated = (years != NO_YEAR) & ~snapshot.paper_stub
+    pick = np.flatnonzero(dated if ctx.full else dated & (years == snapshot.max_year))[:MAX_JOB_QUERIES]
+    queries = [Query(snapshot.paper_ids[i], snapshot.titles[i], snapshot.abstracts[i], int(years[i])) for i in pick]
+    try:
+        _, _, note = recommend_citations(ctx.store, ctx.models_dir, queries, k=20, quiet=ctx.quiet, write=True,
+                                         snapshot=snapshot)
+    except NotFitted as exc:
+        return f"skipped: {exc}"
+    return note
+
+
+MAX_JOB_QUERIES = 2000  # papers per scoring run; a bigger backlog is worked off over several runs

@@ -1,0 +1,192 @@
+"""CLI: `scholargraph citations train|recommend|evaluate` (Citeomatic: NNSelect + NNRank, BM25 baseline)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from scholargraph.errors import NotFitted, UsageError
+from scholargraph.graph.connect import open_store
+from scholargraph.graph.scoring import ScoringRun
+from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.ranking.citations.bm25 import BM25
+from scholargraph.ranking.citations.nnrank import NNRank
+from scholargraph.ranking.citations.nnselect import NNSelect
+from scholargraph.ranking.citations.recommender import (
+    CitationRecommender,
+    Query,
+    read_queries,
+    time_split_queries,
+)
+from scholargraph.ranking.metrics import format_run_lines, read_qrels
+
+MODEL_SUBDIR = "citations"
+
+
+def _current(models_dir: Path) -> Path:
+    return models_dir / MODEL_SUBDIR / "current.json"
+
+
+def load_recommender(models_dir: Path, snapshot: GraphSnapshot) -> tuple[CitationRecommender, dict]:
+    """The trained selector and ranker, indexing the papers of `snapshot` (the graph as it is now)."""
+    current = _current(models_dir)
+    if not current.exists():
+        raise NotFitted("no citation model: run `scholargraph citations train` first")
+    meta = json.loads(current.read_text())
+    selector = NNSelect.load(meta["selector"], snapshot=snapshot)
+    ranker = NNRank.load(meta["ranker"]) if meta.get("ranker") else None
+    return CitationRecommender(selector, ranker), meta
+
+
+@click.group("citations")
+def citations_group() -> None:
+    """Citeomatic: what a draft should cite, from its title and abstract alone."""
+
+
+@citations_group.command("train")
+@click.option("--as-of", "as_of", type=int, default=None, help="Train on papers up to this year only.")
+@click.option("--no-ranker", is_flag=True, help="Train NNSelect only (no NNRank re-ranker).")
+@click.option("--epochs", type=click.IntRange(1, 100), default=4, show_default=True, help="NNSelect epochs.")
+@click.option("--max-triplets", type=click.IntRange(1000, 100_000_000), default=400_000, show_default=True,
+              help="NNSelect training triplets per epoch (fewer: faster, rougher).")
+@click.pass_obj
+def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets: int) -> None:
+    """Train NNSelect (text embedding, triplet loss on the citation graph) and NNRank (re-ranker)."""
+    t0 = time.perf_counter()
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
+    if snapshot.citations.nnz == 0:
+        raise UsageError("the graph has no citations to learn from")
+    rec = CitationRecommender.fit(snapshot, as_of=as_of, selector=NNSelect(epochs=epochs, max_triplets=max_triplets),
+                                  ranker=None if no_ranker else NNRank(), quiet=obj.quiet)
+    version = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    base = obj.settings.models_dir / MODEL_SUBDIR / version
+    meta = {"version": version, "as_of": as_of, "selector": str(rec.selector.save(base / "nnselect"))}
+    if rec.ranker is not None:
+        meta["ranker"] = str(rec.ranker.save(base / "nnrank"))
+    _current(obj.settings.models_dir).write_text(json.dumps(meta, indent=2))
+    click.echo(f"trained NNSelect{'' if no_ranker else ' + NNRank'} on {snapshot.n_papers:,} papers"
+               f"{'' if as_of is None else f' as of {as_of}'} in {time.perf_counter() - t0:.1f}s -> {base}")
+
+
+def _queries_from_options(queries: str | None, title: str | None, abstract: str | None,
+                          text_file: str | None) -> list[Query]:
+    given = sum(x is not None for x in (queries, text_file)) + (title is not None or abstract is not None)
+    if given != 1:
+        raise UsageError("give exactly one of --queries FILE, --title/--abstract, --text-file FILE")
+    if queries:
+        return read_queries(queries)
+    if text_file:
+        text = Path(text_file).read_text(encoding="utf-8").strip()
+        first, _, rest = text.partition("\n")
+        return [Query("draft", first.strip(), rest.strip() or None)]
+    return [Query("draft", title, abstract)]
+
+
+def recommend_citations(store, models_dir: Path, queries: list[Query], k: int, quiet: bool = True,
+                        write: bool = False, snapshot: GraphSnapshot | None = None
+                        ) -> tuple[list[tuple[Query, list]], GraphSnapshot, str]:
+    if snapshot is None:
+        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
+    rec, meta = load_recommender(models_dir, snapshot)
+    results = [(q, rec.recommend(q.title, q.abstract, q.year, exclude_ids=(q.id,), k=k)) for q in queries]
+    note = ""
+    if write:
+        in_graph = [(q, recs) for q, recs in results if q.id in snapshot.paper_index]
+        rows = [{"source": q.id, "target": snapshot.paper_ids[r.paper_index],
+                 "props": {"score": r.score, "rank": rank}}
+                for q, recs in in_graph for rank, r in enumerate(recs, start=1)]
+        with ScoringRun(store, "citations", {"model_version": meta["version"]}) as run:
+            for row in rows:
+                row["props"]["run_id"] = run.run_id
+            n = run.publish(rows, counts={"queries": len(in_graph)})
+        note = (f"wrote {n:,} RECOMMENDED_CITATION edges for {len(in_graph)} in-graph papers (run {run.run_id}); "
+                f"{len(results) - len(in_graph)} queries are not in the graph")
+    return results, snapshot, note
+
+
+@citations_group.command("recommend")
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="JSONL of drafts {id, title, abstract, year}.")
+@click.option("--title", default=None)
+@click.option("--abstract", default=None)
+@click.option("--text-file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A text file: first line the title, the rest the abstract.")
+@click.option("--k", default=20, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "trec"]), default="table", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False), default=None)
+@click.option("--write", is_flag=True, help="Store RECOMMENDED_CITATION edges for queries that are in-graph papers.")
+@click.pass_obj
+def recommend_cmd(obj, queries, title, abstract, text_file, k: int, fmt: str, out: str | None, write: bool) -> None:
+    """What the draft(s) should cite, best first, with the key terms each shares with the draft."""
+    qs = _queries_from_options(queries, title, abstract, text_file)
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        results, snapshot, note = recommend_citations(store, obj.settings.models_dir, qs, k, obj.quiet, write)
+    lines: list[str] = []
+    for q, recs in results:
+        if fmt == "trec":
+            lines += format_run_lines(q.id, [(snapshot.paper_ids[r.paper_index], r.score) for r in recs], "citeomatic")
+        elif fmt == "jsonl":
+            lines += [json.dumps({"query": q.id, "rank": rank, "paper_id": snapshot.paper_ids[r.paper_index],
+                                  "title": (snapshot.titles or [None] * snapshot.n_papers)[r.paper_index],
+                                  "year": int(snapshot.paper_year[r.paper_index]), "score": round(r.score, 6),
+                                  "shared_terms": list(r.explanation)}, ensure_ascii=False)
+                      for rank, r in enumerate(recs, start=1)]
+        else:
+            lines.append(f"citations for {q.id}: {q.title or ''}"[:120])
+            for rank, r in enumerate(recs, start=1):
+                t = ((snapshot.titles or [None] * snapshot.n_papers)[r.paper_index] or "")[:60]
+                lines.append(f"{rank:>3}. {t:<60} {int(snapshot.paper_year[r.paper_index]):>5} {r.score:7.3f}  "
+                             f"{', '.join(r.explanation)}")
+    text = "\n".join(lines)
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")
+    else:
+        click.echo(text)
+    if note:
+        click.echo(note, err=True)
+
+
+def format_results(results: dict) -> str:
+    systems = list(results)
+    metrics = [m for m in ("f1@20", "mrr", "recall@20", "recall@100", "ms_per_query", "queries")
+               if m in results[systems[0]]]
+    head = f"{'system':<18}" + "".join(f"{m:>13}" for m in metrics)
+    rows = [head, "-" * len(head)]
+    for s in systems:
+        rows.append(f"{s:<18}" + "".join(f"{results[s][m]:>13.4f}" for m in metrics))
+    return "\n".join(rows)
+
+
+@citations_group.command("evaluate")
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option("--qrels", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option("--time-split", "time_split", type=int, default=None,
+              help="Papers after YEAR are the queries, their in-corpus references the gold; trains as of YEAR.")
+@click.option("--max-queries", type=int, default=500, show_default=True, help="Sample of time-split queries.")
+@click.pass_obj
+def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | None, max_queries: int) -> None:
+    """F1@20, MRR, Recall@20/100 for BM25, NNSelect and NNSelect + NNRank side by side."""
+    if (time_split is None) == (queries is None or qrels is None):
+        raise UsageError("give either --queries FILE --qrels FILE, or --time-split YEAR")
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
+    if time_split is not None:
+        split = time_split_queries(snapshot, time_split, max_queries=max_queries)
+        if not split.queries:
+            raise UsageError(f"no paper after {time_split} cites a paper up to {time_split}")
+        click.echo(f"time split at {time_split}: training on {split.train.n_papers:,} papers, "
+                   f"{len(split.queries):,} later papers as queries", err=True)
+        rec = CitationRecommender.fit(split.train, selector=NNSelect(), ranker=NNRank(), baseline=BM25(),
+                                      quiet=obj.quiet)
+        results = rec.evaluate(split.queries, split.qrels, quiet=obj.quiet)
+    else:
+        rec, _ = load_recommender(obj.settings.models_dir, snapshot)
+        rec.baseline = BM25().fit(snapshot, quiet=obj.quiet)
+        results = rec.evaluate(read_queries(queries), read_qrels(qrels), quiet=obj.quiet)
+    click.echo(format_results(results))
+    sys.stdout.flush()
