@@ -51,7 +51,8 @@ printf '\n![Pre@k%% versus k](rising_stars.png)\n' >> "$md"
 section "6. Citation recommendation (Citeomatic: NNSelect + NNRank, BM25 baseline)"
 record citations train --epochs 2 --max-triplets 60000
 record citations evaluate --queries "$OUT/citations.queries.jsonl" --qrels "$OUT/citations.qrels"
-record citations recommend --queries <(head -1 "$OUT/citations.queries.jsonl") --k 5
+head -1 "$OUT/citations.queries.jsonl" > "$REPORT/one-draft.jsonl"
+record citations recommend --queries "$REPORT/one-draft.jsonl" --k 5
 
 section "7. Scoring jobs and the latest runs"
 record jobs run

@@ -15,7 +15,14 @@ from torch import nn
 from scholargraph.errors import NotFitted
 from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
 from scholargraph.progress import progress
-from scholargraph.ranking.citations.nnselect import DenseAdam, LazyAdam, NNSelect, cited_by_cited_matrix, embed_bags
+from scholargraph.ranking.citations.nnselect import (
+    Candidates,
+    DenseAdam,
+    LazyAdam,
+    NNSelect,
+    cited_by_cited_matrix,
+    embed_bags,
+)
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, intersection_idf
 
 MODEL_NAME = "nnrank"
@@ -24,6 +31,7 @@ CONFIG_FILE, STATE_FILE, VOCAB_FILE = "config.json", "state.pt", "vocabulary.jso
 
 BASE_FEATURES = ("title_shared_idf", "abstract_shared_idf", "log_citations", "nnselect_cosine")
 AGE_FEATURES = ("log_age",)
+NEIGHBOUR_FEATURES = ("log_neighbour_citations",)
 METADATA_FEATURES = ("venue_prior", "author_prior")
 
 
@@ -74,11 +82,12 @@ class NNRank:
     log(1 + the candidate's in-corpus citations), NNSelect's cosine; optionally the candidate's age at the
     query's year and metadata priors (venue, authors). Trained with a triplet loss on NNSelect's candidates."""
 
-    def __init__(self, *, dim: int = 64, hidden: int = 32, margin: float = 0.2, lr: float = 0.01,
-                 batch_size: int = 256, epochs: int = 3, max_queries: int = 5000, min_refs: int = 2,
+    def __init__(self, *, dim: int | None = None, hidden: int = 32, margin: float = 0.2, lr: float = 0.01,
+                 batch_size: int = 256, epochs: int = 2, max_queries: int = 3000, min_refs: int = 2,
                  negatives_per_positive: int = 4, candidate_negatives: float = 0.6, random_negatives: float = 0.2,
-                 cited_by_cited_negatives: float = 0.2, use_age: bool = False, use_metadata: bool = False,
-                 seed: int = 0):
+                 cited_by_cited_negatives: float = 0.2, use_age: bool = True, use_metadata: bool = False,
+                 use_neighbour_citations: bool = False, embedding_lr_scale: float = 0.1,
+                 init_from_selector: bool = True, negative_popularity: float = 0.0, seed: int = 0):
         self.dim = dim
         self.hidden = hidden
         self.margin = margin
@@ -93,11 +102,16 @@ class NNRank:
         self.cited_by_cited_negatives = cited_by_cited_negatives
         self.use_age = use_age
         self.use_metadata = use_metadata
+        self.use_neighbour_citations = use_neighbour_citations
+        self.embedding_lr_scale = embedding_lr_scale
+        self.init_from_selector = init_from_selector
+        self.negative_popularity = negative_popularity
         self.seed = seed
 
     _PARAMS = ("dim", "hidden", "margin", "lr", "batch_size", "epochs", "max_queries", "min_refs",
                "negatives_per_positive", "candidate_negatives", "random_negatives", "cited_by_cited_negatives",
-               "use_age", "use_metadata", "seed")
+               "use_age", "use_metadata", "use_neighbour_citations", "embedding_lr_scale", "init_from_selector",
+               "negative_popularity", "seed")
 
     def get_params(self) -> dict:
         return {name: getattr(self, name) for name in self._PARAMS}
@@ -105,6 +119,7 @@ class NNRank:
     @property
     def feature_names(self) -> tuple[str, ...]:
         return (("title_cosine", "abstract_cosine") + BASE_FEATURES + (AGE_FEATURES if self.use_age else ())
+                + (NEIGHBOUR_FEATURES if self.use_neighbour_citations else ())
                 + (METADATA_FEATURES if self.use_metadata else ()))
 
     def _check_fitted(self) -> None:
@@ -137,7 +152,7 @@ class NNRank:
         return venue_prior, author_prior
 
     def _fixed(self, corpus: Corpus, q_bags: Bags, q_rows: np.ndarray, cands: np.ndarray, nn_cos: np.ndarray,
-               q_years: np.ndarray, own_citation: np.ndarray | None = None) -> np.ndarray:
+               q_years: np.ndarray, votes: np.ndarray, own_citation: np.ndarray | None = None) -> np.ndarray:
         """Fixed (not learned) features of pairs (query row q_rows[i] of q_bags, candidate cands[i])."""
         idf = corpus.vocabulary.idf
         c_bags = corpus.bags.rows(cands)
@@ -152,6 +167,8 @@ class NNRank:
             cy = corpus.years[cands]
             age = np.where((cy == NO_YEAR) | (q_years == NO_YEAR), 0, q_years - cy)
             cols.append(np.log1p(np.maximum(age, 0)).astype(np.float32))
+        if self.use_neighbour_citations:
+            cols.append(np.log1p(votes).astype(np.float32))
         if self.use_metadata:
             venue_prior, author_prior = self._priors(corpus)
             cols += [venue_prior[cands], author_prior[cands]]
@@ -160,11 +177,13 @@ class NNRank:
     # --- training --------------------------------------------------------------------------------
 
     def fit(self, snapshot: GraphSnapshot, selector: NNSelect, as_of: int | None = None, epochs: int | None = None,
-            quiet: bool = True) -> NNRank:
+            queries: Sequence[int] | None = None, quiet: bool = True) -> NNRank:
         """Train on the citations of `snapshot` as of `as_of`: for sampled citing papers, the positives are
         what they cite, the negatives NNSelect's other candidates for them (what the ranker must tell apart
         at run time), random papers and papers cited by their citations. The selector must be fitted; it is
-        (re-)indexed on the as-of snapshot if it indexes another one."""
+        (re-)indexed on the as-of snapshot if it indexes another one. `queries` (indexes into the as-of
+        snapshot) restricts the citing papers: best ones the selector did not train on, whose NNSelect
+        cosines to their citations are not inflated by that training (see CitationRecommender.fit)."""
         if not hasattr(selector, "model_"):
             raise NotFitted("NNRank.fit needs a fitted NNSelect")
         train = snapshot.as_of(as_of) if as_of is not None else snapshot
@@ -179,6 +198,8 @@ class NNRank:
         text = corpus.has_text
         refs_with_text = np.asarray(cit @ text.astype(np.float32)).ravel()
         eligible = np.flatnonzero(text & (refs_with_text >= self.min_refs))
+        if queries is not None:
+            eligible = np.intersect1d(eligible, np.asarray(queries, dtype=np.int64))
         if len(eligible) > self.max_queries:
             eligible = np.sort(rng.choice(eligible, size=self.max_queries, replace=False))
         text_ids = np.flatnonzero(text)
@@ -187,13 +208,15 @@ class NNRank:
         qs, ps, ns, ncos_p, ncos_n = [], [], [], [], []
         emb = selector.embeddings_
         bar = progress(total=len(eligible), desc="nnrank candidates", unit="query", quiet=quiet)
-        cands: list[tuple[np.ndarray, np.ndarray]] = []
+        cands: list[Candidates] = []
         for s in range(0, len(eligible), 1024):
             block = eligible[s:s + 1024]
             years = [None if corpus.years[q] == NO_YEAR else int(corpus.years[q]) for q in block]
             cands += selector.candidates_batch(emb[block], years, [{int(q)} for q in block])
         second = cited_by_cited_matrix(cit, eligible)
-        for r, (q, (cand, _)) in enumerate(zip(eligible.tolist(), cands)):
+        vp, vn = [], []
+        for r, (q, found) in enumerate(zip(eligible.tolist(), cands)):
+            cand = found.indexes
             refs = cit.indices[cit.indptr[q]:cit.indptr[q + 1]]
             pos = refs[text[refs]].astype(np.int64)
             hard = cand[~np.isin(cand, refs)]
@@ -205,12 +228,21 @@ class NNRank:
             for kind, pool in ((0, hard), (2, cbc)):
                 sel = np.flatnonzero(kinds == kind)
                 if len(pool) and len(sel):
-                    neg[sel] = pool[rng.integers(len(pool), size=len(sel))]
+                    if self.negative_popularity > 0:
+                        # Popular uncited candidates are the ones that compete for the top of the ranking: drawn
+                        # uniformly they are rare, and the ranker learns only "popular beats obscure".
+                        w = (1.0 + corpus.cited_count[pool]) ** self.negative_popularity
+                        neg[sel] = pool[np.searchsorted(np.cumsum(w), rng.random(len(sel)) * w.sum()).clip(
+                            0, len(pool) - 1)]
+                    else:
+                        neg[sel] = pool[rng.integers(len(pool), size=len(sel))]
             p_rep = np.repeat(pos, self.negatives_per_positive)
             ok = (neg != q) & ~np.isin(neg, refs)
             qs.append(np.full(ok.sum(), q))
             ps.append(p_rep[ok])
             ns.append(neg[ok])
+            vp.append(found.neighbour_citations(cit, p_rep[ok]))
+            vn.append(found.neighbour_citations(cit, neg[ok]))
             bar.update(1)
         bar.close()
         q_all = np.concatenate(qs) if qs else np.zeros(0, np.int64)
@@ -219,17 +251,30 @@ class NNRank:
         ncos_p = np.einsum("ij,ij->i", emb[q_all], emb[p_all]) if len(q_all) else np.zeros(0, np.float32)
         ncos_n = np.einsum("ij,ij->i", emb[q_all], emb[n_all]) if len(q_all) else np.zeros(0, np.float32)
         qy = corpus.years[q_all]
-        f_pos = self._fixed(corpus, corpus.bags, q_all, p_all, ncos_p, qy, own_citation=np.ones(len(q_all), np.float32))
+        v_pos = np.concatenate(vp) if vp else np.zeros(0, np.float32)
+        v_neg = np.concatenate(vn) if vn else np.zeros(0, np.float32)
+        f_pos = self._fixed(corpus, corpus.bags, q_all, p_all, ncos_p, qy, v_pos,
+                            own_citation=np.ones(len(q_all), np.float32))
         own_n = np.asarray(cit[q_all, n_all]).ravel().astype(np.float32) if len(q_all) else np.zeros(0, np.float32)
-        f_neg = self._fixed(corpus, corpus.bags, q_all, n_all, ncos_n, qy, own_citation=own_n)
+        f_neg = self._fixed(corpus, corpus.bags, q_all, n_all, ncos_n, qy, v_neg, own_citation=own_n)
         prep_seconds = time.perf_counter() - t0
         n_fixed = len(self.feature_names) - 2
-        self.model_ = _Ranker(len(self.vocabulary_), self.dim, n_fixed, self.hidden, self.seed)
+        self.dim_ = int(self.dim or (selector.dim if self.init_from_selector else 64))
+        self.model_ = _Ranker(len(self.vocabulary_), self.dim_, n_fixed, self.hidden, self.seed)
+        if self.init_from_selector:
+            # Start both field tables from NNSelect's word vectors (trained on other citing papers):
+            # a text similarity that already means "likely cited", which the ranker then only adjusts.
+            words = selector.model_.words.detach()
+            if words.shape[1] != self.dim_:
+                raise ValueError(f"init_from_selector needs dim={words.shape[1]} (NNSelect's), not {self.dim_}")
+            with torch.no_grad():
+                self.model_.title.copy_(words)
+                self.model_.abstract.copy_(words)
         both = np.concatenate([f_pos, f_neg]) if len(f_pos) else np.zeros((1, n_fixed), np.float32)
         with torch.no_grad():
             self.model_.mean.copy_(torch.from_numpy(both.mean(axis=0)))
             self.model_.std.copy_(torch.from_numpy(np.maximum(both.std(axis=0), 1e-3)))
-        sparse_opt = LazyAdam([self.model_.title.data, self.model_.abstract.data], lr=self.lr)
+        sparse_opt = LazyAdam([self.model_.title.data, self.model_.abstract.data], lr=self.lr * self.embedding_lr_scale)
         dense_params = [p for name, p in self.model_.named_parameters() if not name.startswith(("title", "abstract"))]
         dense_opt = DenseAdam(dense_params, lr=self.lr)
         # Adam moments of words whose triplets stop producing gradient decay into denormals, which are
@@ -273,19 +318,23 @@ class NNRank:
 
     # --- scoring ---------------------------------------------------------------------------------
 
-    def score(self, corpus: Corpus, title: str | None, abstract: str | None, candidates: Sequence[int],
-              selector_cosines: Sequence[float], year: int | None = None) -> np.ndarray:
-        """Scores in (0, 1) of `candidates` (indexes into `corpus`, the selector's corpus) for a draft."""
+    def score(self, corpus: Corpus, title: str | None, abstract: str | None, candidates: Candidates,
+              year: int | None = None) -> np.ndarray:
+        """Scores in (0, 1) of the selector's `candidates` (indexes into `corpus`, the selector's corpus) for
+        a draft of `year` (None: a draft written now, the year after the corpus's last)."""
         self._check_fitted()
         if corpus.vocabulary.fingerprint() != self.vocabulary_.fingerprint():
             raise NotFitted("NNRank was trained with another vocabulary than this corpus's selector")
-        cands = np.asarray(candidates, dtype=np.int64)
+        cands = np.asarray(candidates.indexes, dtype=np.int64)
         if len(cands) == 0:
             return np.zeros(0, dtype=np.float32)
+        if year is None or year == NO_YEAR:
+            year = int(corpus.years.max(initial=NO_YEAR)) + 1
         q_bags = Bags.of(self.vocabulary_, [title], [abstract])
         rows = np.zeros(len(cands), dtype=np.int64)
-        qy = np.full(len(cands), NO_YEAR if year is None else year, dtype=np.int64)
-        fixed = self._fixed(corpus, q_bags, rows, cands, np.asarray(selector_cosines, np.float32), qy)
+        qy = np.full(len(cands), year, dtype=np.int64)
+        votes = candidates.neighbour_citations(corpus.snapshot.citations) if self.use_neighbour_citations else None
+        fixed = self._fixed(corpus, q_bags, rows, cands, np.asarray(candidates.cosines, np.float32), qy, votes)
         with torch.no_grad():
             qt, qa = self.model_.fields(q_bags)
             ct, ca = self.model_.fields(corpus.bags.rows(cands))
@@ -298,7 +347,7 @@ class NNRank:
         self._check_fitted()
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        config = {"model": MODEL_NAME, "version": VERSION, "params": self.get_params(),
+        config = {"model": MODEL_NAME, "version": VERSION, "params": self.get_params(), "dim": self.dim_,
                   "features": list(self.feature_names), "vocabulary": self.vocabulary_.fingerprint(),
                   "history": self.history_}
         (d / CONFIG_FILE).write_text(json.dumps(config, indent=2), encoding="utf-8")
@@ -330,7 +379,8 @@ class NNRank:
             raise NotFitted(f"cannot read the NNRank model in {d}: {e}") from e
         if model.vocabulary_.fingerprint() != config.get("vocabulary"):
             raise NotFitted(f"{d}: vocabulary does not match the model")
-        model.model_ = _Ranker(len(model.vocabulary_), model.dim, len(model.feature_names) - 2, model.hidden,
+        model.dim_ = int(config.get("dim") or 0)
+        model.model_ = _Ranker(len(model.vocabulary_), model.dim_, len(model.feature_names) - 2, model.hidden,
                                model.seed)
         try:
             model.model_.load_state_dict(state)

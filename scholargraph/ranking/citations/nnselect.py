@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,7 +16,7 @@ from torch import nn
 from scholargraph.errors import NotFitted
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.progress import progress
-from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, paper_tokens
+from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, fit_vocabulary
 
 MODEL_NAME = "nnselect"
 VERSION = 1
@@ -324,6 +325,22 @@ def make_index(kind: str, vectors: np.ndarray, years: np.ndarray | None = None, 
     raise ValueError(f"unknown index kind {kind!r} (exact, ivf)")
 
 
+class Candidates(NamedTuple):
+    """What the selector proposes for one draft: paper indexes with their NNSelect cosines (best first),
+    and the nearest neighbours they came from (whose citations also entered)."""
+
+    indexes: np.ndarray
+    cosines: np.ndarray
+    neighbours: np.ndarray
+
+    def neighbour_citations(self, citations: sp.csr_matrix, papers: np.ndarray | None = None) -> np.ndarray:
+        """For each paper (default: the candidates), how many of the neighbours cite it."""
+        papers = self.indexes if papers is None else np.asarray(papers, dtype=np.int64)
+        cited = np.sort(citations[self.neighbours].indices) if len(self.neighbours) else np.zeros(0, np.int32)
+        return (np.searchsorted(cited, papers, side="right") - np.searchsorted(cited, papers, side="left")).astype(
+            np.float32)
+
+
 # --- the model ------------------------------------------------------------------------------------
 
 
@@ -351,7 +368,7 @@ class NNSelect:
     def __init__(self, *, dim: int = 100, max_vocab: int = 50_000, min_df: int = 2, margin: float = 0.3,
                  lr: float = 0.02, batch_size: int = 512, epochs: int = 4, max_triplets: int = 400_000,
                  random_negatives: float = 0.4, hard_negatives: float = 0.4, cited_by_cited_negatives: float = 0.2,
-                 hard_k: int = 20, hard_max_cosine: float = 0.9, k_nn: int = 50, expand_citations: bool = True,
+                 hard_k: int = 20, hard_max_cosine: float = 0.9, k_nn: int = 100, expand_citations: bool = True,
                  index: str = "exact", nprobe: int = 16, exact_mining_below: int = 50_000, seed: int = 0):
         self.dim = dim
         self.max_vocab = max_vocab
@@ -401,12 +418,9 @@ class NNSelect:
         train = snapshot.as_of(as_of) if as_of is not None else snapshot
         epochs = self.epochs if epochs is None else epochs
         rng = np.random.default_rng(self.seed)
-        tokens = paper_tokens(train)
-        self.vocabulary_ = Vocabulary.from_tokens((t + a for t, a in zip(*tokens)), max_size=self.max_vocab,
-                                                  min_df=self.min_df)
+        self.vocabulary_, bags = fit_vocabulary(train, max_size=self.max_vocab, min_df=self.min_df)
         self.model_ = _Embedder(len(self.vocabulary_), self.dim, self.seed)
-        corpus = Corpus.of(train, self.vocabulary_, tokens)
-        del tokens
+        corpus = Corpus.of(train, self.vocabulary_, bags)
         cit = train.citations.tocsr()
         cit = (sp.diags(corpus.has_text.astype(np.float32)) @ cit @ sp.diags(corpus.has_text.astype(np.float32)))
         cit = sp.csr_matrix(cit)
@@ -417,6 +431,7 @@ class NNSelect:
             keep = np.isin(src, np.asarray(queries, dtype=np.int64))
             src, dst = src[keep], dst[keep]
         uq, per_query = np.unique(src, return_counts=True)
+        self.trained_queries_ = int(len(uq))
         # Adam moments of words whose triplets stop producing gradient decay into denormals, which are
         # slow on CPUs; flushing them to zero changes nothing else (process-wide, and harmless).
         torch.set_flush_denormal(True)
@@ -533,20 +548,16 @@ class NNSelect:
 
     def candidates(self, title: str | None, abstract: str | None, year: int | None = None,
                    exclude_ids: Iterable[str] = (), exclude: Iterable[int] = (),
-                   k_nn: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   k_nn: int | None = None) -> Candidates:
         """Candidate papers for a draft: its `k_nn` nearest neighbours and the papers they cite, none after
-        `year`, none excluded (by id, DOI in any spelling, or index). Returns (indexes, cosines), best first."""
+        `year`, none excluded (by id, DOI in any spelling, or index), best cosine first."""
         self._check_indexed()
         q = self.encode([title], [abstract])[0]
         excluded = set(self.corpus_.lookup(exclude_ids)) | {int(i) for i in exclude}
-        return self.candidates_for_vector(q, year, excluded, k_nn)
-
-    def candidates_for_vector(self, q: np.ndarray, year: int | None, excluded: set[int],
-                              k_nn: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         return self.candidates_batch(q[None, :], [year], [excluded], k_nn)[0]
 
     def candidates_batch(self, vectors: np.ndarray, years: Sequence[int | None], excluded: Sequence[set[int]],
-                         k_nn: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+                         k_nn: int | None = None) -> list[Candidates]:
         """candidates() for many query vectors at once (one blocked search)."""
         self._check_indexed()
         corpus = self.corpus_
@@ -569,7 +580,7 @@ class NNSelect:
                 cand = nbrs
             sims = self.embeddings_[cand] @ q
             order = np.argsort(-sims, kind="stable")
-            out.append((cand[order], sims[order].astype(np.float32)))
+            out.append(Candidates(cand[order], sims[order].astype(np.float32), nbrs))
         return out
 
     # --- persistence -----------------------------------------------------------------------------
@@ -621,5 +632,5 @@ class NNSelect:
         return model
 
 
-__all__ = ["DenseAdam", "ExactIndex", "IVFIndex", "LazyAdam", "NNSelect", "cited_by_cited", "cited_by_cited_matrix",
-           "embed_bags", "hard_negatives", "make_index", "triplet_loss"]
+__all__ = ["Candidates", "DenseAdam", "ExactIndex", "IVFIndex", "LazyAdam", "NNSelect", "cited_by_cited",
+           "cited_by_cited_matrix", "embed_bags", "hard_negatives", "make_index", "triplet_loss"]

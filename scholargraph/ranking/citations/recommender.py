@@ -63,6 +63,34 @@ class CitationRecommender:
         self.baseline = baseline
         self.explain_terms = explain_terms
 
+    @classmethod
+    def fit(cls, snapshot: GraphSnapshot, as_of: int | None = None, selector: NNSelect | None = None,
+            ranker: NNRank | None = None, baseline: BM25 | None = None, ranker_years: int = 2,
+            exclude_queries: Iterable[int] = (), min_ranker_queries: int = 50,
+            quiet: bool = True) -> CitationRecommender:
+        """Train the pipeline on `snapshot` as of `as_of`. The selector trains on the citing papers up to
+        `ranker_years` before the last year, the ranker on the citing papers after that: its NNSelect-cosine
+        feature is then measured on pairs the selector never trained on (on its own training pairs the
+        cosine is inflated and the ranker learns to over-trust it), and its queries are the most recent,
+        like the drafts it will see. Falls back to all citing papers for both when fewer than
+        `min_ranker_queries` recent papers cite. `exclude_queries` (indexes into the as-of snapshot) are
+        trained on by neither (e.g. evaluation queries that are in the collection). A baseline, when given,
+        is fitted too."""
+        train = snapshot.as_of(as_of) if as_of is not None else snapshot
+        selector = selector if selector is not None else NNSelect()
+        years = train.paper_year
+        everyone = np.setdiff1d(np.arange(train.n_papers), np.fromiter(exclude_queries, dtype=np.int64))
+        cut = train.max_year - ranker_years
+        recent = everyone[(years[everyone] != NO_YEAR) & (years[everyone] > cut)]
+        citing = np.diff(sp.csr_matrix(train.citations).indptr) > 0
+        split = ranker is not None and ranker_years > 0 and citing[recent].sum() >= min_ranker_queries
+        selector.fit(train, queries=np.setdiff1d(everyone, recent) if split else everyone, quiet=quiet)
+        if ranker is not None:
+            ranker.fit(train, selector, queries=recent if split else everyone, quiet=quiet)
+        if baseline is not None:
+            baseline.fit(train, quiet=quiet)
+        return cls(selector, ranker, baseline)
+
     @property
     def snapshot(self) -> GraphSnapshot:
         """The papers recommendations index into."""
@@ -71,19 +99,24 @@ class CitationRecommender:
         return self.selector.corpus_.snapshot
 
     def _ranked(self, title: str | None, abstract: str | None, year: int | None, exclude_ids: Iterable[str],
-                use_ranker: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        cand, cos = self.selector.candidates(title, abstract, year, exclude_ids)
+                use_ranker: bool) -> tuple[np.ndarray, np.ndarray]:
+        found = self.selector.candidates(title, abstract, year, exclude_ids)
+        return self._order(found, title, abstract, year, use_ranker)
+
+    def _order(self, found, title: str | None, abstract: str | None, year: int | None,
+               use_ranker: bool) -> tuple[np.ndarray, np.ndarray]:
+        cand, cos = found.indexes, found.cosines
         if use_ranker and self.ranker is not None and len(cand):
-            s = self.ranker.score(self.selector.corpus_, title, abstract, cand, cos, year)
+            s = self.ranker.score(self.selector.corpus_, title, abstract, found, year)
             order = np.lexsort((-cos, -s))  # ties (sigmoid saturation) fall back to the selector's order
-            return cand[order], s[order], cos[order]
-        return cand, cos, cos
+            return cand[order], s[order]
+        return cand, cos
 
     def recommend(self, title: str | None, abstract: str | None, year: int | None = None,
                   exclude_ids: Iterable[str] = (), k: int = 20) -> list[Recommendation]:
         """The k papers the draft should cite, best first: never a paper in `exclude_ids` (a draft that is
         itself in the collection passes its own id or DOI) nor one published after `year`."""
-        cand, scores, _ = self._ranked(title, abstract, year, exclude_ids, use_ranker=True)
+        cand, scores = self._ranked(title, abstract, year, exclude_ids, use_ranker=True)
         corpus = self.selector.corpus_
         q = Bags.of(corpus.vocabulary, [title], [abstract])
         q_words = np.union1d(q.title.indices, q.abstract.indices)
@@ -114,16 +147,15 @@ class CitationRecommender:
                 b_ids = self.baseline.snapshot_.paper_ids
                 runs.setdefault("bm25", {})[q.id] = [b_ids[i] for i, _ in hits]
             t0 = time.perf_counter()
-            cand, cos = self.selector.candidates(q.title, q.abstract, q.year, (q.id,))
+            found = self.selector.candidates(q.title, q.abstract, q.year, (q.id,))
             seconds["nnselect"] = seconds.get("nnselect", 0.0) + time.perf_counter() - t0
-            runs.setdefault("nnselect", {})[q.id] = [ids[i] for i in cand[:depth]]
+            runs.setdefault("nnselect", {})[q.id] = [ids[i] for i in found.indexes[:depth]]
             gold = {d for d, g in qrels[q.id].items() if g > 0}
-            candidates_found.append(len(gold.intersection(ids[i] for i in cand)) / max(len(gold), 1))
+            candidates_found.append(len(gold.intersection(ids[i] for i in found.indexes)) / max(len(gold), 1))
             if self.ranker is not None:
-                s = self.ranker.score(self.selector.corpus_, q.title, q.abstract, cand, cos, q.year)
-                order = np.lexsort((-cos, -s))
+                ranked, _ = self._order(found, q.title, q.abstract, q.year, use_ranker=True)
                 seconds["nnselect+nnrank"] = seconds.get("nnselect+nnrank", 0.0) + time.perf_counter() - t0
-                runs.setdefault("nnselect+nnrank", {})[q.id] = [ids[i] for i in cand[order][:depth]]
+                runs.setdefault("nnselect+nnrank", {})[q.id] = [ids[i] for i in ranked[:depth]]
         judged_qrels = {q.id: qrels[q.id] for q in judged}
         out = {name: score_run(run, judged_qrels, ks) for name, run in runs.items()}
         for name in out:
@@ -190,13 +222,14 @@ def time_split_queries(snapshot: GraphSnapshot, year: int, max_queries: int | No
 
 
 def weak_citation_graph(snapshot: GraphSnapshot, keywords: Mapping[str, Sequence[str]] | None = None,
-                        per_paper: int = 10, max_keyword_df: int = 300, min_shared: int = 2,
+                        per_paper: int = 10, max_keyword_df: int = 300, rare_df: int = 30,
                         author_refs: int = 3) -> GraphSnapshot:
-    """A pseudo-citation graph for a collection without references (ACM-CR): paper i "cites" up to
-    `author_refs` of its authors' latest earlier papers (self-citation is the commonest kind), then the
-    earlier-or-same-year papers sharing the most author keywords with it (at least `min_shared`, summed by
-    keyword IDF; keywords in more than `max_keyword_df` papers are too generic to pair on), up to
-    `per_paper` in all. The papers, years and texts are the snapshot's; only the edges are new."""
+    """A pseudo-citation graph for a collection without references (ACM-CR): paper i "cites" the
+    earlier-or-same-year papers sharing the most author keywords with it, by summed keyword IDF
+    log(N / df), when that sum reaches log(N / rare_df) (one keyword of at most `rare_df` papers, or a
+    few commoner ones); keywords in more than `max_keyword_df` papers are too generic to pair on. Up to
+    `per_paper` such links, plus up to `author_refs` of its authors' latest earlier papers (self-citation
+    is the commonest citation). The papers, years and texts are the snapshot's; only the edges are new."""
     n = snapshot.n_papers
     years = snapshot.paper_year.astype(np.int64)
     dated = years != NO_YEAR
@@ -216,26 +249,23 @@ def weak_citation_graph(snapshot: GraphSnapshot, keywords: Mapping[str, Sequence
         df = np.asarray(kw.sum(axis=0)).ravel()
         usable = (df >= 2) & (df <= max_keyword_df)
         idf = np.where(usable, np.log(n / np.maximum(df, 1)), 0.0).astype(np.float32)
-        weighted = sp.csr_matrix(kw @ sp.diags(idf))
         binary = sp.csr_matrix(kw @ sp.diags(usable.astype(np.float32)))
-        kwt = sp.csr_matrix(binary.T)
+        binary.eliminate_zeros()
+        weighted_t = sp.csr_matrix((kw @ sp.diags(idf)).T)
+        min_score = float(np.log(n / max(rare_df, 1)))
         rows_with = np.flatnonzero((np.diff(binary.indptr) > 0) & dated)
         for start in range(0, len(rows_with), 512):
             block = rows_with[start:start + 512]
-            shared = sp.csr_matrix(binary[block] @ kwt)  # usable keywords each paper shares with each other
-            scores = sp.csr_matrix(binary[block] @ weighted.T)  # the same pairs, summed by keyword IDF
+            scores = sp.csr_matrix(binary[block] @ weighted_t)  # summed IDF of the keywords each pair shares
             for r, i in enumerate(block.tolist()):
-                lo, hi = shared.indptr[r], shared.indptr[r + 1]
-                cand, count = shared.indices[lo:hi], shared.data[lo:hi]
-                keep = (count >= min_shared) & (cand != i)
-                cand = cand[keep]
-                cand = cand[dated[cand] & (years[cand] <= years[i])]
-                if len(cand) == 0:
-                    continue
                 lo, hi = scores.indptr[r], scores.indptr[r + 1]
-                row = dict(zip(scores.indices[lo:hi].tolist(), scores.data[lo:hi].tolist()))
-                score = np.array([row.get(c, 0.0) for c in cand.tolist()])
-                edges[i].update(cand[np.lexsort((cand, -score))][:per_paper].tolist())
+                cand, score = scores.indices[lo:hi], scores.data[lo:hi]
+                keep = (score >= min_score - 1e-6) & (cand != i)
+                cand, score = cand[keep], score[keep]
+                ok = dated[cand] & (years[cand] <= years[i])
+                cand, score = cand[ok], score[ok]
+                if len(cand):
+                    edges[i].update(cand[np.lexsort((cand, -score))][:per_paper].tolist())
     if author_refs > 0 and snapshot.n_authors:
         added = np.zeros(n, dtype=np.int64)
         by_author = sp.csr_matrix(snapshot.authorship)

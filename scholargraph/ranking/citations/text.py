@@ -86,13 +86,30 @@ class Vocabulary:
         kept = kept[:max_size]
         return cls([w for w, _ in kept], [c for _, c in kept], n)
 
+    @classmethod
+    def from_counts(cls, words: Sequence[str], df: np.ndarray, n_docs: int, max_size: int = 50_000,
+                    min_df: int = 2) -> tuple[Vocabulary, np.ndarray]:
+        """build() from the distinct raw tokens and their document frequencies; also returns the map from
+        the tokens' positions to vocabulary ids (-1: not kept)."""
+        keep = [i for i, w in enumerate(words) if df[i] >= min_df and _keep(w)]
+        keep.sort(key=lambda i: (-int(df[i]), words[i]))
+        keep = keep[:max_size]
+        remap = np.full(len(words), -1, dtype=np.int64)
+        remap[np.asarray(keep, dtype=np.int64)] = np.arange(len(keep))
+        return cls([words[i] for i in keep], [int(df[i]) for i in keep], n_docs), remap
+
     def ids(self, text: str | None) -> list[int]:
         index = self.index
         return [index[w] for w in raw_tokens(text) if w in index]
 
-    def bags(self, texts: Sequence[str | None], binary: bool = False) -> sp.csr_matrix:
-        """Documents x words counts (or 0/1 with `binary`), float32 CSR with sorted indices; OOV words dropped."""
-        return self.bags_from_tokens([raw_tokens(t) for t in texts], binary)
+    def bags(self, texts: Sequence[str | None], binary: bool = False, chunk: int = 50_000) -> sp.csr_matrix:
+        """Documents x words counts (or 0/1 with `binary`), float32 CSR with sorted indices; OOV words dropped.
+        Works through the texts in chunks, so that only one chunk's tokens are ever alive."""
+        parts = [self.bags_from_tokens([raw_tokens(t) for t in texts[s:s + chunk]], binary)
+                 for s in range(0, len(texts), chunk)]
+        if not parts:
+            return sp.csr_matrix((0, len(self.words)), dtype=np.float32)
+        return parts[0] if len(parts) == 1 else sp.csr_matrix(sp.vstack(parts, format="csr"))
 
     def bags_from_tokens(self, documents: Sequence[Sequence[str]], binary: bool = False) -> sp.csr_matrix:
         index = self.index
@@ -174,12 +191,10 @@ class Corpus:
     has_text: np.ndarray
 
     @classmethod
-    def of(cls, snapshot: GraphSnapshot, vocabulary: Vocabulary,
-           tokens: tuple[Sequence[Sequence[str]], Sequence[Sequence[str]]] | None = None) -> Corpus:
-        """`tokens` (raw_tokens of every title and abstract) saves tokenising again when the caller has them."""
-        if tokens is None:
-            tokens = paper_tokens(snapshot)
-        bags = Bags(vocabulary.bags_from_tokens(tokens[0]), vocabulary.bags_from_tokens(tokens[1]))
+    def of(cls, snapshot: GraphSnapshot, vocabulary: Vocabulary, bags: Bags | None = None) -> Corpus:
+        """`bags` (the snapshot's, under this vocabulary) saves tokenising again when the caller has them."""
+        if bags is None:
+            bags = Bags.of(vocabulary, *paper_texts(snapshot))
         has_text = (np.diff(bags.title.indptr) + np.diff(bags.abstract.indptr)) > 0
         cited = np.asarray(snapshot.citations.sum(axis=0)).ravel().astype(np.float32)
         return cls(snapshot, vocabulary, bags, np.asarray(snapshot.paper_year), cited, has_text)
@@ -213,12 +228,66 @@ class Corpus:
         return mask
 
 
-def paper_tokens(snapshot: GraphSnapshot) -> tuple[list[list[str]], list[list[str]]]:
-    """raw_tokens of each paper's title and of its abstract."""
+def paper_texts(snapshot: GraphSnapshot) -> tuple[Sequence[str | None], Sequence[str | None]]:
     n = snapshot.n_papers
     titles = snapshot.titles if snapshot.titles is not None else [None] * n
     abstracts = snapshot.abstracts if snapshot.abstracts is not None else [None] * n
-    return [raw_tokens(t) for t in titles], [raw_tokens(a) for a in abstracts]
+    return titles, abstracts
+
+
+def count_fields(titles: Sequence[str | None], abstracts: Sequence[str | None],
+                 chunk: int = 50_000) -> tuple[list[str], sp.csr_matrix, sp.csr_matrix]:
+    """One tokenising pass over both fields: the distinct raw tokens, and documents x tokens count matrices
+    per field. Tokens become int32 ids chunk by chunk (a million abstracts as Python strings would take
+    gigabytes)."""
+    index: dict[str, int] = {}
+    out = []
+    for texts in (titles, abstracts):
+        parts = []
+        for s in range(0, len(texts), chunk):
+            ids = [[index.setdefault(w, len(index)) for w in raw_tokens(t)] for t in texts[s:s + chunk]]
+            lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+            indptr = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=indptr[1:])
+            flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int32, count=int(indptr[-1]))
+            parts.append((flat, indptr))
+        out.append(parts)
+    words = list(index)
+    mats = []
+    for parts in out:
+        mats_f = []
+        for flat, indptr in parts:
+            m = sp.csr_matrix((np.ones(len(flat), np.float32), flat, indptr), shape=(len(indptr) - 1, len(words)))
+            m.sum_duplicates()
+            mats_f.append(m)
+        if not mats_f:
+            mats.append(sp.csr_matrix((0, len(words)), dtype=np.float32))
+        else:
+            mats.append(mats_f[0] if len(mats_f) == 1 else sp.csr_matrix(sp.vstack(mats_f, format="csr")))
+    return words, mats[0], mats[1]
+
+
+def select_columns(m: sp.csr_matrix, remap: np.ndarray, n_columns: int) -> sp.csr_matrix:
+    """`m` with its column j moved to remap[j] and dropped where remap[j] < 0 (sorted indices)."""
+    new = remap[m.indices]
+    keep = new >= 0
+    rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))[keep]
+    indptr = np.zeros(m.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=m.shape[0]), out=indptr[1:])
+    out = sp.csr_matrix((m.data[keep], new[keep].astype(np.int32), indptr), shape=(m.shape[0], n_columns))
+    out.sort_indices()
+    return out
+
+
+def fit_vocabulary(snapshot: GraphSnapshot, max_size: int = 50_000, min_df: int = 2) -> tuple[Vocabulary, Bags]:
+    """Vocabulary of a snapshot's texts (document = title + abstract) and its per-field bags, in one pass."""
+    words, title, abstract = count_fields(*paper_texts(snapshot))
+    both = (title + abstract).tocsr()
+    both.data[:] = 1.0
+    df = np.asarray(both.sum(axis=0)).ravel().astype(np.int64)
+    vocabulary, remap = Vocabulary.from_counts(words, df, snapshot.n_papers, max_size, min_df)
+    n = len(vocabulary)
+    return vocabulary, Bags(select_columns(title, remap, n), select_columns(abstract, remap, n))
 
 
 def shared_terms(vocabulary: Vocabulary, query_words: np.ndarray, doc_words: np.ndarray, top: int = 5) -> list[str]:
@@ -245,5 +314,5 @@ def log1p_safe(x: np.ndarray) -> np.ndarray:
     return np.log1p(np.maximum(x, 0.0)).astype(np.float32)
 
 
-__all__ = ["FIELDS", "STOPWORDS", "Bags", "Corpus", "Vocabulary", "intersection_idf", "log1p_safe", "paper_tokens",
-           "raw_tokens", "shared_terms", "tokenize"]
+__all__ = ["FIELDS", "STOPWORDS", "Bags", "Corpus", "Vocabulary", "count_fields", "fit_vocabulary", "intersection_idf",
+           "log1p_safe", "paper_texts", "raw_tokens", "select_columns", "shared_terms", "tokenize"]

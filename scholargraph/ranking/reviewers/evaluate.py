@@ -23,6 +23,7 @@ from scholargraph.ranking.reviewers.reco_rank import (
 
 # score(query, pool rows) -> one score per row, higher is better
 Ranker = Callable[[Query, np.ndarray], np.ndarray]
+RankerFactory = Callable[[EvidenceIndex, ReviewerPool], Ranker]
 
 METRICS = ("soft_p5", "soft_p10", "hard_p5", "hard_p10")
 ABLATIONS: dict[str, dict] = {
@@ -132,20 +133,36 @@ class BM25Ranker(TfidfRanker):
 
 
 class EmbeddingRanker:
-    """Semantic-only baseline over the index's text vectors (the embedding encoder): mean of the best three
-    cosines."""
+    """Semantic-only baseline over text embeddings: mean of the best three cosines. By default the index's own
+    text vectors (the evidence encoder); `vectors` (n_papers x d, zero rows = no text) with
+    `query_vectors` ({query id: vector}; in-graph queries default to their paper's row) for another encoder."""
 
     name = "Embedding"
 
-    def __init__(self, index: EvidenceIndex, pool: ReviewerPool):
+    def __init__(self, index: EvidenceIndex, pool: ReviewerPool, vectors: np.ndarray | None = None,
+                 query_vectors: Mapping[str, np.ndarray] | None = None):
         self.index, self.pool = index, pool
+        self.vectors = index.text if vectors is None else np.asarray(vectors, dtype=np.float32)
+        self.has = np.linalg.norm(self.vectors, axis=1) > 0
+        self.query_vectors = query_vectors or {}
+
+    def _query_vector(self, q: Query) -> np.ndarray | None:
+        if q.id in self.query_vectors:
+            return np.asarray(self.query_vectors[q.id], dtype=np.float32)
+        if self.vectors is self.index.text:
+            return q.text_vector if q.has_text else None
+        if q.paper_index is not None and self.has[q.paper_index]:
+            return self.vectors[q.paper_index]
+        return None
 
     def __call__(self, q: Query, rows: np.ndarray) -> np.ndarray:
         owner, paper = self.index.eligible_pairs(q, self.pool, rows)
-        if not q.has_text or len(paper) == 0:
+        qv = self._query_vector(q)
+        if qv is None or len(paper) == 0:
             return _top_mean(owner, np.zeros(len(paper)), len(rows))
-        scores = self.index.text[paper] @ q.text_vector
-        scores = np.where(self.index.has_text[paper], scores, -1.0)
+        norm = float(np.linalg.norm(qv))
+        scores = self.vectors[paper] @ (qv / norm if norm > 0 else qv)
+        scores = np.where(self.has[paper], scores, -1.0)
         return _top_mean(owner, scores.astype(np.float64), len(rows))
 
 
@@ -267,9 +284,10 @@ def run_experiment(index: EvidenceIndex, judgments: Judgments, *, title: str, tr
                    seeds: Sequence[int] = (0,), variants: Mapping[str, dict] = ABLATIONS,
                    cof_settings: Mapping[str, CoF] | None = None,
                    semantic: Sequence[str] = ("tfidf", "bm25", "embedding"), model_params: Mapping | None = None,
-                   extra_rankers: Mapping[str, Ranker] | None = None) -> Experiment:
+                   extra_rankers: Mapping[str, RankerFactory] | None = None) -> Experiment:
     """RECO-Rank and its ablations (trained on `training`, averaged over seeds), CoF and the semantic-only
-    baselines, all ranking the judged candidates of `judgments`."""
+    baselines (plus `extra_rankers`, each made from the index and the candidates' pool), all ranking the
+    judged candidates of `judgments`."""
     pool = judgments.pool(index)
     params = dict(model_params or {})
     t0 = time.perf_counter()
@@ -290,7 +308,8 @@ def run_experiment(index: EvidenceIndex, judgments: Judgments, *, title: str, tr
         sem["Embedding"] = EmbeddingRanker(index, pool)
     results.update(evaluate_rankers(sem, judgments, pool))
     if extra_rankers:
-        results.update(evaluate_rankers(extra_rankers, judgments, pool))
+        results.update(evaluate_rankers({n: make(index, pool) for n, make in extra_rankers.items()}, judgments,
+                                        pool))
     info = {"queries": len(judgments.queries), "training_queries": len(training), "seeds": list(seeds),
             "candidates_per_query": float(np.mean([len(c) for c in judgments.candidates.values()] or [0])),
             "train_seconds_all_variants": round(train_s, 1)}
@@ -369,6 +388,72 @@ def synthetic_training(index: EvidenceIndex, pool: ReviewerPool, n: int = 600, s
     if judged is not None:
         out += judged_queries(index, judged.queries, judged.qrels, judged.pool(index))
     return out
+
+
+COF_GRID = tuple((n1, n2) for n1 in (0.1, 0.2, 0.3, 0.5, 1.0) for n2 in (0.25, 0.5, 1.0))
+
+
+def cof_oracle(index: EvidenceIndex, judgments: Judgments, pool: ReviewerPool,
+               grid: Sequence[tuple[float, float]] = COF_GRID, key: str = "hard_p5") -> tuple[str, dict]:
+    """CoF with the (n1, n2) that does best on these very judgments: an upper bound on the baseline, tuned
+    on the test queries (which RECO-Rank never sees)."""
+    best_name, best = "", {key: -1.0}
+    for n1, n2 in grid:
+        m = evaluate_rankers({"c": cof_ranker(CoF(n1=n1, n2=n2), index, pool)}, judgments, pool)["c"]
+        if m[key] > best[key]:
+            best_name, best = f"CoF oracle (n1={n1}, n2={n2})", m
+    return best_name, best
+
+
+def synthetic_experiment(index: EvidenceIndex, world_dir: str, *, seeds: Sequence[int] = (0, 1, 2),
+                         training_queries: int = 600, min_papers: int = 3, variants: Mapping[str, dict] = ABLATIONS,
+                         semantic: Sequence[str] = ("tfidf", "bm25", "embedding"), oracle: bool = True,
+                         model_params: Mapping | None = None, title: str | None = None,
+                         extra_rankers: Mapping[str, RankerFactory] | None = None) -> Experiment:
+    """The synthetic world's judged reviewer queries (`scholargraph synth` output in `world_dir`): RECO-Rank
+    trained self-supervised on the corpus only (never on the qrels), its ablations, CoF, semantic baselines."""
+    import os
+
+    judgments = synthetic_judgments(index, os.path.join(world_dir, "reviewers.queries.jsonl"),
+                                    os.path.join(world_dir, "reviewers.qrels"),
+                                    os.path.join(world_dir, "reviewers.candidates"))
+    pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=min_papers)
+    params = dict(model_params or {})
+    training = self_supervised_queries(index, pool, training_queries, seed=0,
+                                       **{k: params[k] for k in ("max_papers", "per_evidence") if k in params})
+    exp = run_experiment(index, judgments, title=title or f"synthetic world ({index.snapshot.n_papers:,} papers)",
+                         training=training, seeds=seeds, variants=variants, semantic=semantic, model_params=params,
+                         extra_rankers=extra_rankers)
+    if oracle:
+        name, m = cof_oracle(index, judgments, judgments.pool(index))
+        exp.results[name] = m
+    exp.info["reviewer_pool_for_training"] = len(pool)
+    exp.judgments = judgments  # type: ignore[attr-defined]
+    return exp
+
+
+def heldout_experiment(index: EvidenceIndex, test_year: int, *, n_queries: int = 200, min_papers: int = 2,
+                       seeds: Sequence[int] = (0, 1, 2), training_queries: int = 600,
+                       variants: Mapping[str, dict] = ABLATIONS,
+                       semantic: Sequence[str] = ("tfidf", "bm25", "embedding"), oracle: bool = True,
+                       model_params: Mapping | None = None, title: str = "", seed: int = 0,
+                       extra_rankers: Mapping[str, RankerFactory] | None = None) -> Experiment:
+    """Self-supervised held-out-author evaluation on real data: papers of `test_year` are the submissions,
+    their authors the relevant reviewers, among hard and random negatives; RECO-Rank trains on papers
+    hidden from the years before (build the index with `until_year=test_year - 1`)."""
+    judgments, pool = heldout_judgments(index, test_year, n_queries=n_queries, min_papers=min_papers, seed=seed)
+    params = dict(model_params or {})
+    training = heldout_training(index, pool, test_year, n=training_queries, seed=seed,
+                                **{k: params[k] for k in ("max_papers", "per_evidence") if k in params})
+    exp = run_experiment(index, judgments, title=title or f"held-out authors, {test_year}", training=training,
+                         seeds=seeds, variants=variants, semantic=semantic, model_params=params,
+                         extra_rankers=extra_rankers)
+    if oracle:
+        name, m = cof_oracle(index, judgments, judgments.pool(index))
+        exp.results[name] = m
+    exp.info.update({"test_year": test_year, "reviewer_pool": len(pool), "min_papers": min_papers})
+    exp.judgments = judgments  # type: ignore[attr-defined]
+    return exp
 
 
 # --- output ------------------------------------------------------------------------------------------------

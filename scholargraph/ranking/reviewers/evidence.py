@@ -209,6 +209,19 @@ def _segment_rank(owner: np.ndarray, score: np.ndarray) -> np.ndarray:
     return rank
 
 
+@dataclass
+class PoolFeatures:
+    """The features of every paper of one pool, gathered into contiguous arrays (sorted paper indices)."""
+
+    papers: np.ndarray
+    text: np.ndarray
+    topics: np.ndarray
+    cvec: np.ndarray
+    has_text: np.ndarray
+    has_topic: np.ndarray
+    has_cvec: np.ndarray
+
+
 class EvidenceIndex:
     """Paper-level features of a snapshot and the machinery to score submissions against reviewers' papers.
 
@@ -251,24 +264,33 @@ class EvidenceIndex:
             pool = np.arange(n)
         self.background = np.sort(rng.choice(pool, size=min(background, len(pool)), replace=False))
         self._mark = np.zeros(n, dtype=np.float32)
+        self._pool_features: tuple[ReviewerPool, PoolFeatures] | None = None
 
     # --- building -----------------------------------------------------------------------------------
 
     @classmethod
     def build(cls, snapshot: GraphSnapshot, *, encoder=None, num_topics: int = 10, citation_dim: int = 64,
-              fit_sample: int | None = 200_000, seed: int = 0, topic_model=None) -> EvidenceIndex:
+              fit_sample: int | None = 200_000, seed: int = 0, topic_model=None,
+              until_year: int | None = None) -> EvidenceIndex:
         """Fit the text encoder and topic model on the snapshot's texts (a sample of `fit_sample` at most) and
         compute every paper's vectors. `encoder` is an unfitted encoder object or a name in graph.vectors'
-        ENCODERS (default: tfidf-svd)."""
+        ENCODERS (default: tfidf-svd). With `until_year` (held-out evaluations), the models are fitted on the
+        papers up to that year only, and citation vectors ignore the references of later papers, so that a
+        held-out paper's own citations cannot pull its references towards anyone's papers."""
         from scholargraph.graph import topics as topics_mod
         from scholargraph.graph import vectors as vectors_mod
 
         texts = [snapshot.text(i) for i in range(snapshot.n_papers)]
         has = np.array([bool(t.strip()) for t in texts])
         idx = np.flatnonzero(has)
+        past = np.ones(snapshot.n_papers, dtype=bool)
+        if until_year is not None:
+            y = np.asarray(snapshot.paper_year)
+            past = (y == NO_YEAR) | (y <= until_year)
+        fit_pool = np.flatnonzero(has & past)
         rng = np.random.default_rng(seed)
-        fit_idx = idx if fit_sample is None or len(idx) <= fit_sample else np.sort(
-            rng.choice(idx, fit_sample, replace=False))
+        fit_idx = fit_pool if fit_sample is None or len(fit_pool) <= fit_sample else np.sort(
+            rng.choice(fit_pool, fit_sample, replace=False))
         fit_texts = [texts[i] for i in fit_idx]
         if encoder is None:
             encoder = vectors_mod.make_encoder()
@@ -287,9 +309,30 @@ class EvidenceIndex:
             top = _topic_rows(topic_model, [texts[i] for i in idx])
             topic_vectors = np.zeros((snapshot.n_papers, top.shape[1]), dtype=np.float32)
             topic_vectors[idx] = top
-        citation_vectors = np.asarray(vectors_mod.citation_vectors(snapshot, dim=citation_dim), dtype=np.float32)
+        cit = snapshot.citations
+        if until_year is not None:
+            cit = (sp.diags(past.astype(np.float32)) @ cit).tocsr()
+            cit.eliminate_zeros()
+        citation_vectors = np.asarray(vectors_mod.citation_vectors(cit, dim=citation_dim, seed=seed),
+                                      dtype=np.float32)
         return cls(snapshot, text_vectors, topic_vectors, citation_vectors, encoder=encoder,
                    topic_model=topic_model, seed=seed)
+
+    def conflict_checker(self):
+        """The default ConflictChecker of this snapshot (built once)."""
+        if getattr(self, "_coi", None) is None:
+            from scholargraph.ranking.reviewers.coi import ConflictChecker
+
+            self._coi = ConflictChecker(self.snapshot)
+        return self._coi
+
+    def pool_features(self, pool: ReviewerPool) -> PoolFeatures:
+        """Contiguous copies of the pool's paper features, kept for the last pool asked about."""
+        if self._pool_features is None or self._pool_features[0] is not pool:
+            u = np.unique(pool.papers.indices).astype(np.int64)
+            self._pool_features = (pool, PoolFeatures(u, self.text[u], self.topics[u], self.cvec[u], self.has_text[u],
+                                                      self.has_topic[u], self.has_cvec[u]))
+        return self._pool_features[1]
 
     # --- queries ------------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from scholargraph.errors import NotFitted
+from scholargraph.ranking.reviewers.coi import ConflictChecker
 from scholargraph.ranking.reviewers.evidence import (
     QUERY_FEATURES,
     Evidence,
@@ -21,6 +22,7 @@ from scholargraph.ranking.reviewers.evidence import (
     Query,
     ReviewerPool,
     reviewer_profiles,
+    topic_similarity,
 )
 
 MODEL_NAME = "reco-rank"
@@ -547,12 +549,19 @@ class RecoRank:
 
     def recommend(self, index: EvidenceIndex, query: Query, pool: ReviewerPool, k: int = 10, *,
                   rows: Sequence[int] | np.ndarray | None = None, exclude: Sequence[int] | np.ndarray = (),
-                  shortlist: int | None = 500, papers_per_reviewer: int = 3) -> list[Suggestion]:
-        """The top-k reviewers with explanations. `exclude` are pool rows ruled out (conflicts of interest:
-        see coi.py). With `shortlist`, a cheap first stage keeps that many reviewers (any reviewer whose paper
-        the submission cites is kept) before the full model runs; None scores every reviewer."""
+                  coi: ConflictChecker | bool = True, shortlist: int | None = 500,
+                  papers_per_reviewer: int = 3) -> list[Suggestion]:
+        """The top-k reviewers with explanations. Conflicts of interest are ruled out by default (`coi=True`:
+        the submission's authors and their co-authors of the last 5 years, see coi.py; pass a
+        ConflictChecker for other rules, False for none); `exclude` adds pool rows to rule out. With
+        `shortlist`, a cheap first stage keeps that many reviewers (and any reviewer whose paper the
+        submission cites) before the full model runs; None scores every reviewer."""
         cfg = self.config
         rows = np.arange(len(pool)) if rows is None else np.asarray(rows, dtype=np.int64)
+        if coi is True:
+            coi = index.conflict_checker()
+        if coi:
+            exclude = np.r_[np.asarray(exclude, dtype=np.int64), coi.pool_rows(pool, query)]
         if len(exclude):
             rows = rows[~np.isin(rows, np.asarray(exclude, dtype=np.int64))]
         if shortlist is not None and len(rows) > shortlist:
@@ -600,24 +609,25 @@ class RecoRank:
 def candidate_stage(index: EvidenceIndex, query: Query, pool: ReviewerPool, rows: np.ndarray,
                     keep: int) -> np.ndarray:
     """Cheap first stage for large pools: each reviewer's best paper on semantic, topic or citation-vector
-    z-score (no coupling or co-citation), plus every reviewer whose paper the submission cites."""
+    z-score (no coupling or co-citation), plus every reviewer whose paper the submission cites. The pool's
+    paper features are gathered once per pool (EvidenceIndex.pool_features), so this is three dense
+    products over them."""
     owner, paper = index.eligible_pairs(query, pool, rows)
     if len(paper) == 0:
         return rows[:keep]
+    feats = index.pool_features(pool)
+    pos = np.searchsorted(feats.papers, paper)
     bg = index.background_stats(query)
     best = np.full(len(paper), -10.0, dtype=np.float32)
-    uniq, inv = np.unique(paper, return_inverse=True)
     if query.has_text:
-        s = index.text[uniq] @ query.text_vector.astype(np.float32)
-        best = np.maximum(best, np.where(index.has_text[uniq], (s - bg[0]) / bg[1], -10.0)[inv])
+        s = feats.text @ query.text_vector.astype(np.float32)
+        best = np.maximum(best, np.where(feats.has_text, (s - bg[0]) / bg[1], -10.0)[pos])
     if query.has_topic:
-        from scholargraph.ranking.reviewers.evidence import topic_similarity
-
-        t = topic_similarity(query.topic_vector, index.topics[uniq])
-        best = np.maximum(best, np.where(index.has_topic[uniq], (t - bg[2]) / bg[3], -10.0)[inv])
+        t = topic_similarity(query.topic_vector, feats.topics)
+        best = np.maximum(best, np.where(feats.has_topic, (t - bg[2]) / bg[3], -10.0)[pos])
     if query.citation_vector is not None:
-        v = index.cvec[uniq] @ query.citation_vector
-        best = np.maximum(best, np.where(index.has_cvec[uniq], (v - bg[4]) / bg[5], -10.0)[inv])
+        v = feats.cvec @ query.citation_vector
+        best = np.maximum(best, np.where(feats.has_cvec, (v - bg[4]) / bg[5], -10.0)[pos])
     if len(query.references):
         best = np.where(np.isin(paper, query.references), 1e3, best)
     score = np.full(len(rows), -1e9, dtype=np.float64)
