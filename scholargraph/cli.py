@@ -56,10 +56,12 @@ def _register() -> None:
     from scholargraph.ingest.synth_cli import synth_command
     from scholargraph.ranking.citations.cli import citations_group
     from scholargraph.ranking.cli import jobs_group
+    from scholargraph.ranking.reviewers.cli import reviewers_group
     from scholargraph.ranking.rising_stars.cli import rising_stars_group
 
     for command in (neo4j_group, db_group, ingest_command, synth_command, features_command,
-                    query_command, jobs_group, rising_stars_group, citations_group):
+                    query_command, jobs_group, rising_stars_group, citations_group,
+                    reviewers_group):
         main.add_command(command)
 
 
