@@ -54,7 +54,12 @@ record citations evaluate --queries "$OUT/citations.queries.jsonl" --qrels "$OUT
 head -1 "$OUT/citations.queries.jsonl" > "$REPORT/one-draft.jsonl"
 record citations recommend --queries "$REPORT/one-draft.jsonl" --k 5
 
-section "7. Scoring jobs and the latest runs"
+section "7. Reviewer recommendation (RECO-Rank) with evidence"
+record reviewers train
+head -1 "$OUT/reviewers.queries.jsonl" > "$REPORT/one-submission.jsonl"
+record reviewers recommend --queries "$REPORT/one-submission.jsonl" --k 3
+
+section "8. Scoring jobs and the latest runs"
 record jobs run
 record query latest_runs -p limit=5
 

@@ -161,3 +161,27 @@ def _citations_step(ctx: JobContext) -> str:
 
 
 MAX_JOB_QUERIES = 2000  # papers per scoring run; a bigger backlog is worked off over several runs
+
+
+@register_step("reviewers")
+def _reviewers_step(ctx: JobContext) -> str:
+    """Suggested reviewers for the papers of the latest year (all papers with --full), bounded."""
+    import numpy as np
+
+    from scholargraph.errors import NotFitted
+    from scholargraph.graph.snapshot import NO_YEAR
+    from scholargraph.ranking.reviewers.cli import build_index, recommend_reviewers
+
+    try:
+        index = build_index(ctx.store, ctx.models_dir, ctx.quiet)
+        snap = index.snapshot
+        dated = (snap.paper_year != NO_YEAR) & ~snap.paper_stub
+        pick = np.flatnonzero(dated if ctx.full else dated & (snap.paper_year == snap.max_year))[:MAX_JOB_REVIEW_QUERIES]
+        _, note = recommend_reviewers(ctx.store, ctx.models_dir, paper_ids=[snap.paper_ids[i] for i in pick],
+                                      write=True, quiet=ctx.quiet, index=index)
+    except NotFitted as exc:
+        return f"skipped: {exc}"
+    return note
+
+
+MAX_JOB_REVIEW_QUERIES = 200  # submissions per scoring run (each scores the whole pool)
