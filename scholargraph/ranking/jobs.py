@@ -176,7 +176,8 @@ def _reviewers_step(ctx: JobContext) -> str:
         index = build_index(ctx.store, ctx.models_dir, ctx.quiet)
         snap = index.snapshot
         dated = (snap.paper_year != NO_YEAR) & ~snap.paper_stub
-        pick = np.flatnonzero(dated if ctx.full else dated & (snap.paper_year == snap.max_year))[:MAX_JOB_REVIEW_QUERIES]
+        latest = dated if ctx.full else dated & (snap.paper_year == snap.max_year)
+        pick = np.flatnonzero(latest)[:MAX_JOB_REVIEW_QUERIES]
         _, note = recommend_reviewers(ctx.store, ctx.models_dir, paper_ids=[snap.paper_ids[i] for i in pick],
                                       write=True, quiet=ctx.quiet, index=index)
     except NotFitted as exc:
