@@ -220,7 +220,7 @@ class TfidfSvdEncoder(TextEncoder):
     name = "tfidf-svd"
     VERSION = 1
     DEFAULTS = {"dim": 128, "min_df": 2, "max_df": 0.5, "max_features": 200_000, "ngram_max": 1,
-                "fit_sample": 200_000, "svd_iter": 5, "seed": 0}
+                "fit_sample": 200_000, "svd_iter": 5, "svd_oversamples": None, "seed": 0}
     default_batch_size = 4096
 
     def fit(self, texts: Sequence[str]) -> TfidfSvdEncoder:
@@ -252,8 +252,11 @@ class TfidfSvdEncoder(TextEncoder):
         k = min(self.dim, x.shape[1] - 1, x.shape[0])
         components = np.zeros((self.dim, x.shape[1]), dtype=np.float32)
         if k >= 1:
+            # Oversampling by `dim` (not sklearn's 10) makes the randomized SVD stable across seeds; with
+            # 10, the ACM-CR Recall@100 moved between 0.20 and 0.23 from one seed to the next.
+            oversamples = hp["svd_oversamples"] if hp["svd_oversamples"] is not None else k
             svd = TruncatedSVD(n_components=k, algorithm="randomized", n_iter=hp["svd_iter"],
-                               random_state=hp["seed"])
+                               n_oversamples=oversamples, random_state=hp["seed"])
             svd.fit(x)
             components[:k] = svd.components_
             self.explained_variance_ratio_ = float(svd.explained_variance_ratio_.sum())

@@ -87,7 +87,8 @@ class NNRank:
                  negatives_per_positive: int = 4, candidate_negatives: float = 0.6, random_negatives: float = 0.2,
                  cited_by_cited_negatives: float = 0.2, use_age: bool = True, use_metadata: bool = False,
                  use_neighbour_citations: bool = False, embedding_lr_scale: float = 0.1,
-                 init_from_selector: bool = True, negative_popularity: float = 0.0, seed: int = 0):
+                 init_from_selector: bool = True, negative_popularity: float = 0.0, candidate_positives: bool = True,
+                 seed: int = 0):
         self.dim = dim
         self.hidden = hidden
         self.margin = margin
@@ -106,12 +107,13 @@ class NNRank:
         self.embedding_lr_scale = embedding_lr_scale
         self.init_from_selector = init_from_selector
         self.negative_popularity = negative_popularity
+        self.candidate_positives = candidate_positives
         self.seed = seed
 
     _PARAMS = ("dim", "hidden", "margin", "lr", "batch_size", "epochs", "max_queries", "min_refs",
                "negatives_per_positive", "candidate_negatives", "random_negatives", "cited_by_cited_negatives",
                "use_age", "use_metadata", "use_neighbour_citations", "embedding_lr_scale", "init_from_selector",
-               "negative_popularity", "seed")
+               "negative_popularity", "candidate_positives", "seed")
 
     def get_params(self) -> dict:
         return {name: getattr(self, name) for name in self._PARAMS}
@@ -219,6 +221,10 @@ class NNRank:
             cand = found.indexes
             refs = cit.indices[cit.indptr[q]:cit.indptr[q + 1]]
             pos = refs[text[refs]].astype(np.int64)
+            if self.candidate_positives:
+                # The ranker only ever orders candidates: a citation the selector missed teaches it what
+                # missed papers look like (lower cosine, fewer citations), the opposite of what it needs.
+                pos = pos[np.isin(pos, cand)]
             hard = cand[~np.isin(cand, refs)]
             cbc = second.indices[second.indptr[r]:second.indptr[r + 1]]
             cbc = cbc[text[cbc]]

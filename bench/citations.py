@@ -1,0 +1,357 @@
+"""Citation recommendation benchmarks: synthetic time split + held-out queries, ACM-CR dev, and scale (1M).
+
+    python bench/citations.py synth  [--world /tmp/synth100k] [--papers 100000] [--split-year 2020] [--queries 1000]
+    python bench/citations.py acm    [--data ../shared/data/acm-cr]
+    python bench/citations.py scale  [--world /tmp/cite-synth1m] [--papers 1000000] [--queries 200]
+
+Each prints its tables and writes the numbers as JSON (--out). Baselines are named in every table: BM25 (bm25s)
+for quality, brute-force cosine over all papers for search latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data"
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def _threads(n: int) -> None:
+    """The benches run on shared machines: one thread each avoids oversubscription (several times slower)."""
+    import torch
+
+    torch.set_num_threads(n)
+
+
+def _table(title: str, results: dict[str, dict[str, float]], ks=(20, 100)) -> str:
+    cols = [f"f1@{ks[0]}", "mrr"] + [f"recall@{k}" for k in ks] + ["ms_per_query"]
+    lines = [f"\n{title}", "| system | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, m in results.items():
+        lines.append(f"| {name} | " + " | ".join(f"{m.get(c, float('nan')):.4f}" if c != "ms_per_query"
+                                                 else f"{m.get(c, float('nan')):.1f}" for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def _ensure_world(world: Path, papers: int, seed: int) -> Path:
+    from scholargraph.ingest.synth import SynthParams, generate
+
+    if not (world / "corpus.aminer.jsonl").exists():
+        print(f"generating a {papers:,}-paper world in {world} ...", flush=True)
+        t0 = time.perf_counter()
+        generate(SynthParams(papers=papers, seed=seed), world)
+        print(f"  {time.perf_counter() - t0:.0f} s", flush=True)
+    return world
+
+
+def _popularity_run(rec, queries, depth: int) -> dict[str, list[str]]:
+    """Diagnostic, not a model: NNSelect's candidates ordered by in-corpus citation count (no text at all
+    beyond choosing the candidates). Shows how much of a world's citations popularity alone explains."""
+    corpus = rec.selector.corpus_
+    ids = corpus.snapshot.paper_ids
+    run = {}
+    for q in queries:
+        found = rec.selector.candidates(q.title, q.abstract, q.year, (q.id,))
+        order = np.argsort(-corpus.cited_count[found.indexes], kind="stable")
+        run[q.id] = [ids[i] for i in found.indexes[order][:depth]]
+    return run
+
+
+# --- synthetic ---------------------------------------------------------------------------------------
+
+
+def cmd_synth(args) -> dict:
+    from scholargraph.ingest.offline import snapshot_from_files
+    from scholargraph.ranking.citations.bm25 import BM25
+    from scholargraph.ranking.citations.nnrank import NNRank
+    from scholargraph.ranking.citations.nnselect import NNSelect
+    from scholargraph.ranking.citations.recommender import (
+        CitationRecommender,
+        read_queries,
+        score_run,
+        time_split_queries,
+    )
+    from scholargraph.ranking.metrics import read_qrels
+
+    world = _ensure_world(Path(args.world), args.papers, args.seed)
+    t0 = time.perf_counter()
+    snap = snapshot_from_files("aminer", [str(world / "corpus.aminer.jsonl")])
+    load_s = time.perf_counter() - t0
+    split = time_split_queries(snap, args.split_year, max_queries=args.queries, seed=args.seed)
+    print(f"{snap.n_papers:,} papers ({load_s:.0f} s to load); as of {args.split_year}: "
+          f"{split.train.n_papers:,}; {len(split.queries)} time-split queries", flush=True)
+    selector = NNSelect(**json.loads(args.nnselect))
+    ranker = NNRank(**json.loads(args.nnrank))
+    t0 = time.perf_counter()
+    rec = CitationRecommender.fit(snap, as_of=args.split_year, selector=selector, ranker=ranker, baseline=BM25(),
+                                  ranker_years=args.ranker_years, quiet=args.quiet)
+    train_s = time.perf_counter() - t0
+    print(f"trained in {train_s:.0f} s", flush=True)
+    ks = (20, 100)
+    time_split = rec.evaluate(split.queries, split.qrels, ks)
+    time_split["popularity (diagnostic)"] = score_run(_popularity_run(rec, split.queries, max(ks)), split.qrels, ks)
+    print(_table(f"time split at {args.split_year}: {len(split.queries)} queries (papers after it), "
+                 f"gold = their references up to {args.split_year}", time_split), flush=True)
+    # The world's own held-out queries: the same models (trained as of the split year) over the whole corpus.
+    rec.selector.index_snapshot(snap)
+    rec.baseline = BM25().fit(snap)
+    queries = read_queries(world / "citations.queries.jsonl")
+    qrels = read_qrels(str(world / "citations.qrels"))
+    held_out = rec.evaluate(queries, qrels, ks)
+    held_out["popularity (diagnostic)"] = score_run(_popularity_run(rec, queries, max(ks)), qrels, ks)
+    print(_table(f"held-out citations.queries.jsonl ({len(queries)} queries), index = whole corpus", held_out))
+    return {"papers": snap.n_papers, "split_year": args.split_year, "train_seconds": train_s,
+            "nnselect": {"params": selector.get_params(), "history": selector.history_},
+            "nnrank": {"params": ranker.get_params(), "history": ranker.history_},
+            "time_split": time_split, "held_out": held_out, "peak_rss_mb": _peak_rss_mb()}
+
+
+# --- ACM-CR --------------------------------------------------------------------------------------------
+
+
+def _acm_keywords(root: Path) -> dict[str, list[str]]:
+    """Author keywords per paper id (lower-cased DOI), read from the BibTeX (the snapshot does not keep them)."""
+    from scholargraph.graph.records import normalize_doi
+    from scholargraph.ingest import sources
+    from scholargraph.ingest.normalize import iter_raw
+
+    out: dict[str, list[str]] = {}
+    for path in sources.expand_inputs([str(root)]):
+        for raw in iter_raw("bibtex", path):
+            data = getattr(raw, "data", None) or {}
+            doi = normalize_doi(data.get("doi")) or normalize_doi(data.get("url"))
+            if doi and data.get("keywords"):
+                out[doi] = [k.strip() for k in data["keywords"].split(",") if k.strip()]
+    return out
+
+
+def cmd_acm(args) -> dict:
+    from scholargraph.ingest.offline import snapshot_from_files
+    from scholargraph.ranking.citations.bm25 import BM25
+    from scholargraph.ranking.citations.nnrank import NNRank
+    from scholargraph.ranking.citations.nnselect import NNSelect
+    from scholargraph.ranking.citations.recommender import (
+        CitationRecommender,
+        read_queries,
+        weak_citation_graph,
+    )
+    from scholargraph.ranking.metrics import read_qrels
+
+    data = Path(args.data)
+    t0 = time.perf_counter()
+    snap = snapshot_from_files("bibtex", [str(data / "acm-dl")])
+    keywords = _acm_keywords(data / "acm-dl")
+    queries = read_queries(data / "queries-dev.jsonl")
+    qrels = read_qrels(str(data / "qrels-dev.txt"))
+    print(f"{snap.n_papers:,} papers, {len(keywords):,} with keywords, {snap.citations.nnz} citations; "
+          f"{len(queries)} dev queries ({time.perf_counter() - t0:.0f} s)", flush=True)
+    t0 = time.perf_counter()
+    weak = weak_citation_graph(snap, keywords)
+    citing = int((np.diff(weak.citations.indptr) > 0).sum())
+    print(f"pseudo-citation graph: {weak.citations.nnz:,} links from {citing:,} papers "
+          f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    in_collection = [weak.paper_index[q.id] for q in queries if q.id in weak.paper_index]
+    selector = NNSelect(**json.loads(args.nnselect))
+    ranker = NNRank(**json.loads(args.nnrank))
+    t0 = time.perf_counter()
+    rec = CitationRecommender.fit(weak, selector=selector, ranker=ranker, baseline=BM25(),
+                                  ranker_years=args.ranker_years, exclude_queries=in_collection, quiet=args.quiet)
+    train_s = time.perf_counter() - t0
+    ks = (20, 100)
+    results = rec.evaluate(queries, qrels, ks)
+    print(_table(f"ACM-CR dev ({len(queries)} queries; candidates = the {snap.n_papers:,} ACM-CR papers; "
+                 f"models trained on the pseudo-citation graph, {train_s:.0f} s)", results), flush=True)
+    q = queries[0]
+    print(f"\nexample: {q.title} ({q.year})")
+    for r in rec.recommend(q.title, q.abstract, q.year, (q.id,), k=5):
+        hit = "*" if snap.paper_ids[r.paper_index] in qrels.get(q.id, {}) else " "
+        print(f" {hit} {r.score:.3f} {snap.paper_year[r.paper_index]} {snap.titles[r.paper_index][:70]!r} "
+              f"shared: {', '.join(r.explanation)}")
+    return {"papers": snap.n_papers, "weak_links": int(weak.citations.nnz), "train_seconds": train_s,
+            "nnselect": {"params": selector.get_params(), "history": selector.history_},
+            "nnrank": {"params": ranker.get_params(), "history": ranker.history_}, "dev": results}
+
+
+# --- scale ----------------------------------------------------------------------------------------------
+
+
+def _fast_snapshot(corpus: Path):
+    """The corpus as a GraphSnapshot with texts and citations, read with json only (the full normaliser is
+    not what this bench measures)."""
+    import scipy.sparse as sp
+
+    from scholargraph.graph.snapshot import GraphSnapshot
+
+    ids, years, titles, abstracts, refs = [], [], [], [], []
+    with open(corpus, encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            ids.append("aminer:" + d["id"])
+            years.append(d.get("year") or -1)
+            titles.append(d.get("title"))
+            abstracts.append(d.get("abstract"))
+            refs.append(d.get("references") or ())
+    index = {pid: i for i, pid in enumerate(ids)}
+    src, dst = [], []
+    for i, rs in enumerate(refs):
+        for r in rs:
+            j = index.get("aminer:" + r)
+            if j is not None:
+                src.append(i)
+                dst.append(j)
+    n = len(ids)
+    cit = sp.csr_matrix((np.ones(len(src), np.float32), (np.array(src), np.array(dst))), shape=(n, n))
+    return GraphSnapshot(paper_ids=ids, paper_year=np.array(years, dtype=np.int32), paper_stub=np.zeros(n, bool),
+                         paper_venue=np.full(n, -1, dtype=np.int32), author_ids=[], venue_ids=[], citations=cit,
+                         authorship=sp.csr_matrix((0, n), dtype=np.float32), titles=titles, abstracts=abstracts)
+
+
+def _latency(fn, items, warmup: int = 10) -> dict[str, float]:
+    for it in items[:warmup]:
+        fn(it)
+    times = []
+    for it in items:
+        t0 = time.perf_counter()
+        fn(it)
+        times.append(1000 * (time.perf_counter() - t0))
+    return {"p50_ms": float(np.percentile(times, 50)), "p95_ms": float(np.percentile(times, 95)),
+            "mean_ms": float(np.mean(times))}
+
+
+def cmd_scale(args) -> dict:
+    from scholargraph.ranking.citations.nnrank import NNRank
+    from scholargraph.ranking.citations.nnselect import ExactIndex, IVFIndex, NNSelect
+    from scholargraph.ranking.citations.recommender import CitationRecommender, read_queries
+
+    world = _ensure_world(Path(args.world), args.papers, args.seed)
+    out: dict = {}
+    t0 = time.perf_counter()
+    snap = _fast_snapshot(world / "corpus.aminer.jsonl")
+    out["load_seconds"] = time.perf_counter() - t0
+    out["papers"] = snap.n_papers
+    out["citations"] = int(snap.citations.nnz)
+    print(f"{snap.n_papers:,} papers, {snap.citations.nnz:,} citations loaded in {out['load_seconds']:.0f} s "
+          f"(RSS {_peak_rss_mb():.0f} MB)", flush=True)
+
+    # Training throughput: one epoch over a fixed triplet budget (mining included, reported apart).
+    selector = NNSelect(epochs=1, max_triplets=args.train_triplets, k_nn=args.k_nn)
+    t0 = time.perf_counter()
+    selector.fit(snap, quiet=args.quiet)
+    out["fit_seconds"] = time.perf_counter() - t0
+    out["nnselect_history"] = selector.history_
+    print(f"NNSelect fit (vocabulary, bags, 1 epoch of {args.train_triplets:,} triplets, index): "
+          f"{out['fit_seconds']:.0f} s; {selector.history_}", flush=True)
+
+    # Embedding and indexing the whole collection again, timed by phase.
+    t0 = time.perf_counter()
+    selector.index_snapshot(snap)
+    out["embed_and_index_seconds"] = time.perf_counter() - t0
+    emb = selector.embeddings_
+    t0 = time.perf_counter()
+    ivf = IVFIndex(emb, selector.corpus_.years, selector.corpus_.has_text, nprobe=args.nprobe,
+                   block_queries=1)
+    out["ivf_build_seconds"] = time.perf_counter() - t0
+    exact = ExactIndex(emb, selector.corpus_.years, selector.corpus_.has_text)
+    out["embedding_mb"] = emb.nbytes / 2**20
+    print(f"embed + exact index of {len(emb):,} papers: {out['embed_and_index_seconds']:.0f} s; "
+          f"IVF ({ivf.nlist} cells) built in {out['ivf_build_seconds']:.0f} s; RSS {_peak_rss_mb():.0f} MB", flush=True)
+
+    queries = read_queries(world / "citations.queries.jsonl")
+    rng = np.random.default_rng(args.seed)
+    for i in rng.choice(snap.n_papers, size=max(0, args.queries - len(queries)), replace=False).tolist():
+        queries.append(type(queries[0])(snap.paper_ids[i], snap.titles[i], snap.abstracts[i], int(snap.paper_year[i])))
+    queries = queries[:args.queries]
+    vectors = selector.encode([q.title for q in queries], [q.abstract for q in queries])
+    caps = np.array([q.year for q in queries])
+    excl = [selector.corpus_.lookup([q.id]) for q in queries]
+    k = 20
+
+    def brute(i):  # the named baseline: cosine against every paper, no index structure, full sort of the top
+        s = (emb @ vectors[i]) / np.maximum(np.linalg.norm(emb, axis=1), 1e-12)
+        s[(selector.corpus_.years > caps[i]) | ~selector.corpus_.has_text] = -np.inf
+        s[excl[i]] = -np.inf
+        return np.argsort(-s)[:k]
+
+    out["top20_bruteforce"] = _latency(brute, list(range(len(queries))))
+    out["top20_exact_index"] = _latency(lambda i: exact.search(vectors[i], k, caps[i:i + 1], [excl[i]]),
+                                        list(range(len(queries))))
+    out["top20_ivf"] = _latency(lambda i: ivf.search(vectors[i], k, caps[i:i + 1], [excl[i]]),
+                                list(range(len(queries))))
+    e_idx, _ = exact.search(vectors, k, caps, excl)
+    v_idx, _ = ivf.search(vectors, k, caps, excl)
+    out["ivf_recall_at_20"] = float(np.mean([len(set(a) & set(b)) / k for a, b in zip(e_idx.tolist(), v_idx.tolist())]))
+    out["ivf_nprobe"] = ivf.nprobe
+    out["ivf_nlist"] = ivf.nlist
+
+    # The whole recommend() path (encode, candidates = neighbours + their citations, NNRank, explanations).
+    ranker = NNRank(max_queries=args.rank_queries, epochs=1, use_age=True, init_from_selector=True,
+                    dim=selector.dim, embedding_lr_scale=0.1)
+    t0 = time.perf_counter()
+    ranker.fit(snap, selector, queries=np.flatnonzero(snap.paper_year >= snap.max_year - 1), quiet=args.quiet)
+    out["nnrank_fit_seconds"] = time.perf_counter() - t0
+    out["nnrank_history"] = ranker.history_
+    rec = CitationRecommender(selector, ranker)
+    out["recommend_exact"] = _latency(lambda q: rec.recommend(q.title, q.abstract, q.year, (q.id,), k=20), queries)
+    selector.index_ = ivf
+    out["recommend_ivf"] = _latency(lambda q: rec.recommend(q.title, q.abstract, q.year, (q.id,), k=20), queries)
+    out["peak_rss_mb"] = _peak_rss_mb()
+    b, x, v = out["top20_bruteforce"]["p50_ms"], out["top20_exact_index"]["p50_ms"], out["top20_ivf"]["p50_ms"]
+    print(f"\nscale: {snap.n_papers:,} papers, dim {selector.dim}, {len(queries)} queries after 10 warm-up")
+    print("| top-20 search | p50 ms | p95 ms | speed-up vs brute force |\n|---|---|---|---|")
+    for name, key in (("brute-force cosine (baseline)", "top20_bruteforce"), ("exact index", "top20_exact_index"),
+                      (f"IVF nprobe={ivf.nprobe}/{ivf.nlist}, recall@20 {out['ivf_recall_at_20']:.3f}", "top20_ivf")):
+        print(f"| {name} | {out[key]['p50_ms']:.1f} | {out[key]['p95_ms']:.1f} | {b / out[key]['p50_ms']:.1f}x |")
+    for name, key in (("recommend() exact", "recommend_exact"), ("recommend() IVF", "recommend_ivf")):
+        print(f"| {name} | {out[key]['p50_ms']:.1f} | {out[key]['p95_ms']:.1f} | |")
+    print(f"exact/IVF p50 ratio {x / v:.1f}; peak RSS {out['peak_rss_mb']:.0f} MB")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--out", help="write the numbers here as JSON")
+    common.add_argument("--seed", type=int, default=7)
+    common.add_argument("--threads", type=int, default=1)
+    common.add_argument("--quiet", action="store_true")
+    models = argparse.ArgumentParser(add_help=False)
+    models.add_argument("--nnselect", default="{}", help="NNSelect hyperparameters as JSON")
+    models.add_argument("--nnrank", default="{}", help="NNRank hyperparameters as JSON")
+    models.add_argument("--ranker-years", type=int, default=2)
+    s = sub.add_parser("synth", parents=[common, models])
+    s.add_argument("--world", default="/tmp/synth100k")
+    s.add_argument("--papers", type=int, default=100_000)
+    s.add_argument("--split-year", type=int, default=2020)
+    s.add_argument("--queries", type=int, default=1000)
+    a = sub.add_parser("acm", parents=[common, models])
+    a.add_argument("--data", default=str(SHARED / "acm-cr"))
+    c = sub.add_parser("scale", parents=[common])
+    c.add_argument("--world", default="/tmp/cite-synth1m")
+    c.add_argument("--papers", type=int, default=1_000_000)
+    c.add_argument("--queries", type=int, default=200)
+    c.add_argument("--train-triplets", type=int, default=200_000)
+    c.add_argument("--rank-queries", type=int, default=1000)
+    c.add_argument("--k-nn", type=int, default=100)
+    c.add_argument("--nprobe", type=int, default=16)
+    args = ap.parse_args(argv)
+    _threads(args.threads)
+    result = {"synth": cmd_synth, "acm": cmd_acm, "scale": cmd_scale}[args.cmd](args)
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=2, default=float), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""NNRank, BM25 and the recommender: exclusion, explanations, evaluation harness, time split, persistence."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from scholargraph.errors import NotFitted
+from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.ranking.citations.bm25 import BM25
+from scholargraph.ranking.citations.nnrank import NNRank
+from scholargraph.ranking.citations.nnselect import NNSelect
+from scholargraph.ranking.citations.recommender import (
+    CitationRecommender,
+    Query,
+    read_queries,
+    score_run,
+    time_split_queries,
+    weak_citation_graph,
+)
+
+SMALL_SELECT = {"dim": 16, "epochs": 2, "batch_size": 64, "k_nn": 10, "min_df": 1}
+SMALL_RANK = {"hidden": 8, "epochs": 2, "batch_size": 64, "max_queries": 60}
+
+
+@pytest.fixture(scope="module")
+def split(world):
+    return time_split_queries(world, 2006)
+
+
+@pytest.fixture(scope="module")
+def trained(split):
+    selector = NNSelect(**SMALL_SELECT).fit(split.train)
+    ranker = NNRank(**SMALL_RANK).fit(split.train, selector)
+    return selector, ranker
+
+
+def test_time_split_queries_hold_only_the_past(world, split):
+    assert (split.train.paper_year <= 2006).all()
+    index = world.paper_index
+    assert split.queries
+    for q in split.queries:
+        assert q.year > 2006
+        assert q.id not in split.train.paper_index
+        gold = split.qrels[q.id]
+        assert gold
+        for g in gold:
+            assert world.paper_year[index[g]] <= 2006
+            assert world.citations[index[q.id], index[g]] == 1
+    # every later paper citing something up to 2006 is a query
+    later = [i for i in range(world.n_papers) if world.paper_year[i] > 2006
+             and any(world.paper_year[j] <= 2006 for j in world.citations[i].indices)]
+    assert len(split.queries) == len(later)
+    assert len(time_split_queries(world, 2006, max_queries=5).queries) == 5
+
+
+def test_recommend_excludes_self_and_future_and_explains(world, split, trained):
+    selector, ranker = trained
+    selector.index_snapshot(world)  # the whole collection, queries included
+    try:
+        rec = CitationRecommender(selector, ranker)
+        for i in range(0, world.n_papers, 11):
+            year = int(world.paper_year[i])
+            out = rec.recommend(world.titles[i], world.abstracts[i], year=year,
+                                exclude_ids=(world.paper_ids[i],), k=5)
+            assert 0 < len(out) <= 5
+            assert i not in [r.paper_index for r in out]
+            assert all(world.paper_year[r.paper_index] <= year for r in out)
+            scores = [r.score for r in out]
+            assert scores == sorted(scores, reverse=True)
+            for r in out:
+                words = set(world.text(i).lower().split()) & set(world.text(r.paper_index).lower().split())
+                assert set(r.explanation) <= words
+                idf = [selector.vocabulary_.idf[selector.vocabulary_.index[w]] for w in r.explanation]
+                assert idf == sorted(idf, reverse=True)
+    finally:
+        selector.index_snapshot(split.train)  # as the other tests expect it
+
+
+def test_bm25_excludes_self_and_future(world):
+    bm = BM25().fit(world)
+    for i in range(0, world.n_papers, 9):
+        year = int(world.paper_year[i])
+        hits = bm.recommend(world.titles[i], world.abstracts[i], year, (world.paper_ids[i],), k=10)
+        assert hits and i not in [h for h, _ in hits]
+        assert all(world.paper_year[h] <= year for h, _ in hits)
+        assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    top = bm.recommend(world.titles[0], world.abstracts[0], k=1)
+    assert top[0][0] == 0  # a paper matches itself best when not excluded
+    with pytest.raises(NotFitted):
+        BM25().recommend("a", "b")
+
+
+def test_evaluate_reports_all_three_systems(split, trained):
+    selector, ranker = trained
+    rec = CitationRecommender(selector, ranker, BM25().fit(split.train))
+    res = rec.evaluate(split.queries, split.qrels, ks=(20, 100))
+    assert set(res) == {"bm25", "nnselect", "nnselect+nnrank"}
+    for metrics in res.values():
+        assert {"f1@20", "mrr", "recall@20", "recall@100", "queries"} <= set(metrics)
+        assert metrics["queries"] == len(split.queries)
+        assert 0.0 <= metrics["f1@20"] <= 1.0 and 0.0 <= metrics["mrr"] <= 1.0
+        assert metrics["recall@20"] <= metrics["recall@100"]
+    # topics are cleanly separated in this world: anything trained beats chance by far
+    assert res["nnselect"]["recall@100"] > 0.5
+
+
+def test_score_run_matches_hand_computation():
+    run = {"q": ["a", "x", "b"]}
+    qrels = {"q": {"a": 1, "b": 1, "c": 1}}
+    out = score_run(run, qrels, ks=(2, 3))
+    assert out["mrr"] == 1.0
+    assert out["recall@2"] == pytest.approx(1 / 3) and out["recall@3"] == pytest.approx(2 / 3)
+    assert out["f1@2"] == pytest.approx(2 * 0.5 * (1 / 3) / (0.5 + 1 / 3))
+
+
+def test_save_load_round_trip_gives_identical_rankings(tmp_path, split, trained):
+    selector, ranker = trained
+    selector.save(tmp_path / "select")
+    ranker.save(tmp_path / "rank")
+    loaded = CitationRecommender(NNSelect.load(tmp_path / "select", split.train), NNRank.load(tmp_path / "rank"))
+    original = CitationRecommender(selector, ranker)
+    for q in split.queries[:10]:
+        a = original.recommend(q.title, q.abstract, q.year, (q.id,), k=10)
+        b = loaded.recommend(q.title, q.abstract, q.year, (q.id,), k=10)
+        assert [r.paper_index for r in a] == [r.paper_index for r in b]
+        np.testing.assert_allclose([r.score for r in a], [r.score for r in b], rtol=0, atol=1e-6)
+        assert [r.explanation for r in a] == [r.explanation for r in b]
+
+
+def test_nnrank_refuses_use_before_fit_and_bad_versions(tmp_path, split, trained):
+    selector, ranker = trained
+    with pytest.raises(NotFitted):
+        NNRank().score(selector.corpus_, "a", "b", selector.candidates("a", "b"))
+    with pytest.raises(NotFitted):
+        NNRank().fit(split.train, NNSelect())
+    d = ranker.save(tmp_path / "rank")
+    config = json.loads((d / "config.json").read_text())
+    config["features"] = ["something", "else"]
+    (d / "config.json").write_text(json.dumps(config))
+    with pytest.raises(NotFitted, match="features"):
+        NNRank.load(d)
+
+
+def test_nnrank_optional_features(split, trained):
+    selector, _ = trained
+    ranker = NNRank(**{**SMALL_RANK, "epochs": 1}, use_age=True, use_neighbour_citations=True,
+                    use_metadata=True).fit(split.train, selector)
+    assert ranker.feature_names[-4:] == ("log_age", "log_neighbour_citations", "venue_prior", "author_prior")
+    q = split.queries[0]
+    found = selector.candidates(q.title, q.abstract, q.year, (q.id,))
+    s = ranker.score(selector.corpus_, q.title, q.abstract, found, q.year)
+    assert s.shape == found.indexes.shape and ((s > 0) & (s < 1)).all()
+
+
+def test_ranker_initialised_from_the_selector_needs_its_dimension(split, trained):
+    selector, _ = trained
+    with pytest.raises(ValueError, match="dim"):
+        NNRank(**{**SMALL_RANK, "epochs": 1}, dim=selector.dim + 1, init_from_selector=True).fit(split.train, selector)
+    ranker = NNRank(**{**SMALL_RANK, "epochs": 1}, dim=5, init_from_selector=False).fit(split.train, selector)
+    assert ranker.model_.title.shape[1] == 5
+
+
+def test_read_queries(tmp_path):
+    p = tmp_path / "q.jsonl"
+    p.write_text(json.dumps({"id": "10.1/x", "title": "T", "abstract": "A", "year": 2020}) + "\n\n")
+    assert read_queries(p) == [Query("10.1/x", "T", "A", 2020)]
+
+
+def test_weak_citation_graph_links_keywords_and_authors_backwards_in_time():
+    papers = [{"id": f"p{i}", "year": 2000 + i, "title": f"t{i}", "abstract": "x"} for i in range(5)]
+    authorships = [("ann", "p0", 1), ("ann", "p3", 1), ("bob", "p1", 1), ("bob", "p4", 1)]
+    snap = GraphSnapshot.build(papers, authorships)
+    keywords = {"p1": ["Ranking", "click models"], "p2": ["ranking", "Click  Models", "eyes"],
+                "p4": ["ranking", "click models"], "p0": ["eyes"]}
+    # N = 5 papers, so a keyword in 3 papers weighs log(5/3) ~ 0.51 and one in 2 papers log(5/2) ~ 0.92:
+    # with rare_df=2 a pair needs >= 0.92, i.e. both common keywords or the one rare keyword
+    weak = weak_citation_graph(snap, keywords, per_paper=5, max_keyword_df=10, rare_df=2, author_refs=1)
+    edges = {(snap.paper_ids[i], snap.paper_ids[j]) for i, j in zip(*weak.citations.nonzero())}
+    # p2 and p4 share both common keywords with p1 (and p4 with p2), p2 the rare "eyes" with p0; p3 cites
+    # its author's earlier paper (p4's author's earlier paper, p1, is already linked)
+    assert edges == {("p2", "p1"), ("p4", "p1"), ("p4", "p2"), ("p2", "p0"), ("p3", "p0")}
+    strict = weak_citation_graph(snap, keywords, per_paper=5, max_keyword_df=10, rare_df=1, author_refs=0)
+    assert strict.citations.nnz == 0  # log(5/1) is more than any pair shares
+    assert weak.paper_ids == snap.paper_ids and weak.titles == snap.titles
+
+
+def test_fit_pipeline_trains_the_ranker_on_recent_papers_only(world):
+    train = world.as_of(2007)
+    citing = np.diff(train.citations.indptr) > 0
+    recent = citing & (train.paper_year > 2005)
+    rec = CitationRecommender.fit(world, as_of=2007, selector=NNSelect(**SMALL_SELECT), ranker=NNRank(**SMALL_RANK),
+                                  baseline=BM25(), ranker_years=2, min_ranker_queries=5)
+    assert rec.selector.trained_queries_ == int((citing & ~recent).sum())
+    assert rec.ranker.history_[0]["queries"] == int(recent.sum())
+    assert rec.snapshot.n_papers == train.n_papers and rec.baseline.snapshot_.n_papers == train.n_papers
+    # too few recent citing papers: both train on everything
+    rec = CitationRecommender.fit(world, as_of=2007, selector=NNSelect(**SMALL_SELECT), ranker=NNRank(**SMALL_RANK),
+                                  ranker_years=2, min_ranker_queries=10_000)
+    assert rec.selector.trained_queries_ == int(citing.sum())
