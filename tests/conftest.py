@@ -47,8 +47,13 @@ def neo4j_settings():
             if IN_CI:
                 pytest.fail(message)
             pytest.skip(message)
+        started_here = local_server.running_pid(settings) is None
         local_server.start(settings, quiet=True)
-    return settings
+        yield settings
+        if started_here:  # `make test` starts and stops its own; a bare pytest run cleans up after itself
+            local_server.stop(settings)
+        return
+    yield settings
 
 
 @pytest.fixture
