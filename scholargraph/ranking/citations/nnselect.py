@@ -406,7 +406,7 @@ class NNSelect:
     def _check_indexed(self) -> None:
         self._check_fitted()
         if not hasattr(self, "corpus_"):
-            raise NotFitted("NNSelect has no paper index: call index(snapshot) after load()")
+            raise NotFitted("NNSelect has no paper index: call index_snapshot(snapshot) after load()")
 
     # --- training --------------------------------------------------------------------------------
 

@@ -310,9 +310,5 @@ def intersection_idf(query: sp.csr_matrix, docs: sp.csr_matrix, idf: np.ndarray)
     return np.asarray(q.multiply(d) @ idf, dtype=np.float32).ravel()
 
 
-def log1p_safe(x: np.ndarray) -> np.ndarray:
-    return np.log1p(np.maximum(x, 0.0)).astype(np.float32)
-
-
 __all__ = ["FIELDS", "STOPWORDS", "Bags", "Corpus", "Vocabulary", "count_fields", "fit_vocabulary", "intersection_idf",
-           "log1p_safe", "paper_texts", "raw_tokens", "select_columns", "shared_terms", "tokenize"]
+           "paper_texts", "raw_tokens", "select_columns", "shared_terms", "tokenize"]
