@@ -170,6 +170,18 @@ def query_command(obj, name: str | None, params: tuple[str, ...], fmt: str, list
     click.echo(render_rows(columns, rows, fmt))
 
 
+def emit_lines(lines: list[str], out: str | None, note: str = "") -> None:
+    """Results to a file (--out) or stdout; a side note (what was written to the graph) to stderr."""
+    text = "\n".join(lines)
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    else:
+        click.echo(text)
+    if note:
+        click.echo(note, err=True)
+
+
 def render_rows(columns: list[str], rows: list[list], fmt: str) -> str:
     """Rows as an aligned text table, JSON lines or CSV."""
     if fmt == "json":

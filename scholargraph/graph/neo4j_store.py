@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import uuid
@@ -344,17 +345,14 @@ class Neo4jStore:
     def write_edges(self, rel_type: str, rows: Iterable[dict], version: str, batch_size: int = 20_000) -> int:
         """Materialise derived edges {source, target, weight} of one type; idempotent. Returns rows written."""
         _check(rel_type, DERIVED_EDGE_TYPES)
-        query = f"store/write_{rel_type.lower()}"
+        plain = ({k: _plain(v) for k, v in row.items()} for row in rows)
+        return self._write_in_batches(f"store/write_{rel_type.lower()}", plain, batch_size, version=version)
+
+    def _write_in_batches(self, query_name: str, rows: Iterable[dict], batch_size: int, **params) -> int:
+        """Stream `rows` into `query_name` (an `UNWIND $rows` write), one transaction per batch."""
         written = 0
-        batch: list[dict] = []
-        for row in rows:
-            batch.append({k: _plain(v) for k, v in row.items()})
-            if len(batch) >= batch_size:
-                self.run_write(query, rows=batch, version=version)
-                written += len(batch)
-                batch = []
-        if batch:
-            self.run_write(query, rows=batch, version=version)
+        for batch in itertools.batched(rows, batch_size):
+            self.run_write(query_name, rows=list(batch), **params)
             written += len(batch)
         return written
 
@@ -406,20 +404,9 @@ class Neo4jStore:
         """Score edges {source, target, props} of run `run_id`, invisible to current-run readers until
         `switch_run`."""
         _check(rel_type, SCORE_EDGE_TYPES)
-        query = f"store/write_{rel_type.lower()}"
-        written = 0
-        batch: list[dict] = []
-        for row in rows:
-            batch.append({"source": row["source"], "target": row["target"],
-                          "props": {to_camel(k): _plain(v) for k, v in row["props"].items()}})
-            if len(batch) >= batch_size:
-                self.run_write(query, rows=batch, runId=run_id)
-                written += len(batch)
-                batch = []
-        if batch:
-            self.run_write(query, rows=batch, runId=run_id)
-            written += len(batch)
-        return written
+        converted = ({"source": row["source"], "target": row["target"],
+                      "props": {to_camel(k): _plain(v) for k, v in row["props"].items()}} for row in rows)
+        return self._write_in_batches(f"store/write_{rel_type.lower()}", converted, batch_size, runId=run_id)
 
     def switch_run(self, run_id: str) -> None:
         self.run_write("store/switch_current_run", runId=run_id)

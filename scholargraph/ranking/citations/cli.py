@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from scholargraph.errors import NotFitted, UsageError
+from scholargraph.graph.cli import emit_lines
 from scholargraph.graph.connect import open_store
 from scholargraph.graph.scoring import ScoringRun
 from scholargraph.graph.snapshot import GraphSnapshot
@@ -142,13 +143,7 @@ def recommend_cmd(obj, queries, title, abstract, text_file, k: int, fmt: str, ou
                 t = ((snapshot.titles or [None] * snapshot.n_papers)[r.paper_index] or "")[:60]
                 lines.append(f"{rank:>3}. {t:<60} {int(snapshot.paper_year[r.paper_index]):>5} {r.score:7.3f}  "
                              f"{', '.join(r.explanation)}")
-    text = "\n".join(lines)
-    if out:
-        Path(out).write_text(text + "\n", encoding="utf-8")
-    else:
-        click.echo(text)
-    if note:
-        click.echo(note, err=True)
+    emit_lines(lines, out, note)
 
 
 def format_results(results: dict) -> str:

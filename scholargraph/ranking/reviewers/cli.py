@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from scholargraph.errors import NotFitted, UsageError
+from scholargraph.graph.cli import emit_lines
 from scholargraph.graph.connect import open_store
 from scholargraph.graph.features import load_current_models
 from scholargraph.graph.scoring import ScoringRun
@@ -167,13 +168,7 @@ def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, no
                     lines.append(f"       {(p.title or p.paper_id)[:50]:<50} {p.year or '':>5}  "
                                  f"semantic {_num(p.semantic)}  topic {_num(p.topic)}  citation {_num(p.citation)}"
                                  + ("  (cited by the submission)" if p.direct_link else ""))
-    text = "\n".join(lines)
-    if out:
-        Path(out).write_text(text + "\n", encoding="utf-8")
-    else:
-        click.echo(text)
-    if note:
-        click.echo(note, err=True)
+    emit_lines(lines, out, note)
 
 
 @reviewers_group.command("evaluate")
