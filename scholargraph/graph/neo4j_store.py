@@ -351,8 +351,9 @@ class Neo4jStore:
     def _write_in_batches(self, query_name: str, rows: Iterable[dict], batch_size: int, **params) -> int:
         """Stream `rows` into `query_name` (an `UNWIND $rows` write), one transaction per batch."""
         written = 0
-        for batch in itertools.batched(rows, batch_size):
-            self.run_write(query_name, rows=list(batch), **params)
+        iterator = iter(rows)
+        while batch := list(itertools.islice(iterator, batch_size)):
+            self.run_write(query_name, rows=batch, **params)
             written += len(batch)
         return written
 
