@@ -38,17 +38,32 @@ def _log(msg: str) -> None:
 
 
 def build_index(snapshot, cache: Path, *, until_year: int | None = None, fit_sample: int = 200_000,
-                num_topics: int = 10, topic_sample: int | None = None):
-    """EvidenceIndex with its features cached in `cache` (text/topic/citation .npy, encoder, topic model)."""
+                num_topics: int = 10, topic_sample: int | None = None, lexical_on: bool = True):
+    """EvidenceIndex with its features cached in `cache` (text/topic/citation .npy, lexical .npz, encoder,
+    topic model)."""
+    import scipy.sparse as sp
+
     from scholargraph.graph.topics import TopicModel
     from scholargraph.graph.vectors import load_encoder
-    from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+    from scholargraph.ranking.reviewers.evidence import EvidenceIndex, lexical_matrix
 
     files = [cache / n for n in ("text.npy", "topics.npy", "cvec.npy", "encoder", "topics")]
+    lex_file = cache / "lexical.npz"
     if all(f.exists() for f in files):
         _log(f"features from {cache}")
+        encoder = load_encoder(files[3])
+        lexical = None
+        if lexical_on:
+            if lex_file.exists():
+                lexical = sp.load_npz(lex_file)
+            else:
+                t0 = time.perf_counter()
+                lexical = lexical_matrix(snapshot, encoder)
+                _log(f"lexical rows in {time.perf_counter() - t0:.0f} s")
+                if lexical is not None:
+                    sp.save_npz(lex_file, lexical)
         return EvidenceIndex(snapshot, np.load(files[0]), np.load(files[1]), np.load(files[2]),
-                             encoder=load_encoder(files[3]), topic_model=TopicModel.load(files[4]))
+                             encoder=encoder, topic_model=TopicModel.load(files[4]), lexical=lexical)
     t0 = time.perf_counter()
     topic_model = None
     if topic_sample is not None:
@@ -63,7 +78,7 @@ def build_index(snapshot, cache: Path, *, until_year: int | None = None, fit_sam
         pick = np.sort(rng.choice(ok, min(topic_sample, len(ok)), replace=False))
         topic_model = TopicModel(num_topics=num_topics).fit([texts[i] for i in pick])
     index = EvidenceIndex.build(snapshot, num_topics=num_topics, fit_sample=fit_sample, until_year=until_year,
-                                topic_model=topic_model)
+                                topic_model=topic_model, lexical=lexical_on)
     _log(f"features fitted in {time.perf_counter() - t0:.0f} s")
     cache.mkdir(parents=True, exist_ok=True)
     np.save(files[0], index.text)
@@ -71,6 +86,8 @@ def build_index(snapshot, cache: Path, *, until_year: int | None = None, fit_sam
     np.save(files[2], index.cvec)
     index.encoder.save(files[3])
     index.topic_model.save(files[4])
+    if index.lexical is not None:
+        sp.save_npz(lex_file, index.lexical)
     return index
 
 
@@ -204,17 +221,25 @@ def cmd_latency(args) -> None:
             tops.append([s.reviewer_id for s in sugg])
         return np.array(times), tops
 
-    fast_ms, fast_top = timed(args.shortlist)
+    shortlists = [int(x) for x in str(args.shortlist).split(",")]
     brute_ms, brute_top = timed(None)
-    overlap = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(fast_top, brute_top)])
+    sweep = {}
+    for sl in shortlists:
+        ms, top = timed(sl)
+        sweep[sl] = {"p50": float(np.percentile(ms, 50)), "p95": float(np.percentile(ms, 95)),
+                     "top10_overlap_with_brute_force": float(np.mean([len(set(a) & set(b)) / 10
+                                                                       for a, b in zip(top, brute_top)]))}
+        if sl == shortlists[0]:
+            fast_ms = ms
+    overlap = sweep[shortlists[0]]["top10_overlap_with_brute_force"]
     # Batch throughput: score a batch of queries back to back (evidence + model, no explanations).
     t = time.perf_counter()
     for q in queries:
-        model.recommend(index, q, pool, k=10, shortlist=args.shortlist, papers_per_reviewer=0)
+        model.recommend(index, q, pool, k=10, shortlist=shortlists[0], papers_per_reviewer=0)
     qps = len(queries) / (time.perf_counter() - t)
     res = {
         "papers": snap.n_papers, "authors": snap.n_authors, "pool": len(pool), "pool_papers": int(pool.papers.nnz),
-        "queries": len(queries), "shortlist": args.shortlist, "threads": args.threads,
+        "queries": len(queries), "shortlist": shortlists[0], "threads": args.threads, "shortlist_sweep": sweep,
         "two_stage_ms": {"p50": float(np.percentile(fast_ms, 50)), "p95": float(np.percentile(fast_ms, 95)),
                          "mean": float(fast_ms.mean())},
         "brute_force_ms": {"p50": float(np.percentile(brute_ms, 50)), "p95": float(np.percentile(brute_ms, 95)),
@@ -253,7 +278,7 @@ def main(argv=None) -> None:
             p.add_argument("--world", default="/tmp/synth1m")
             p.add_argument("--pool", type=int, default=10_000)
             p.add_argument("--min-papers", type=int, default=5)
-            p.add_argument("--shortlist", type=int, default=500)
+            p.add_argument("--shortlist", default="500", help="first-stage sizes, comma-separated (first: default)")
             p.add_argument("--threads", type=int, default=1)
             p.add_argument("--steps", type=int, default=300)
             p.add_argument("--fit-sample", type=int, default=200_000)

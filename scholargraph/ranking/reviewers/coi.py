@@ -89,8 +89,9 @@ class ConflictChecker:
         rows = {pool.row(a) for a in found}
         if self.enabled and query.author_names:
             keys = {fold_name(n) for n in query.author_names if n}
-            for r, name in enumerate(pool.names):
-                if pool.author_rows[r] < 0 and name and fold_name(name) in keys:
-                    rows.add(r)
+            for r in np.flatnonzero(pool.author_rows < 0):
+                name = pool.names[r]
+                if name and fold_name(name) in keys:
+                    rows.add(int(r))
         rows.discard(-1)
         return np.array(sorted(rows), dtype=np.int64)

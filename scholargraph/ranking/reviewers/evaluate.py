@@ -390,6 +390,15 @@ def synthetic_training(index: EvidenceIndex, pool: ReviewerPool, n: int = 600, s
     return out
 
 
+def precision_ceiling(judgments: Judgments) -> dict[str, float]:
+    """The best Hard P@5 / P@10 any ranking could reach (fewer relevant candidates than k cap it)."""
+    out = {}
+    for k in (5, 10):
+        vals = [min(k, sum(g >= 3 for g in judgments.qrels.get(q.id, {}).values())) / k for q in judgments.queries]
+        out[f"hard_p{k}_ceiling"] = round(float(np.mean(vals)), 3) if vals else 0.0
+    return out
+
+
 COF_GRID = tuple((n1, n2) for n1 in (0.1, 0.2, 0.3, 0.5, 1.0) for n2 in (0.25, 0.5, 1.0))
 
 
@@ -451,7 +460,8 @@ def heldout_experiment(index: EvidenceIndex, test_year: int, *, n_queries: int =
     if oracle:
         name, m = cof_oracle(index, judgments, judgments.pool(index))
         exp.results[name] = m
-    exp.info.update({"test_year": test_year, "reviewer_pool": len(pool), "min_papers": min_papers})
+    exp.info.update({"test_year": test_year, "reviewer_pool": len(pool), "min_papers": min_papers,
+                     **precision_ceiling(judgments)})
     exp.judgments = judgments  # type: ignore[attr-defined]
     return exp
 
@@ -476,24 +486,28 @@ def format_table(results: Mapping[str, Mapping[str, float]], title: str = "", in
 
 
 def plot_results(experiments: Sequence[Experiment], path: str) -> str:
-    """A grouped bar chart per experiment (rankers x the four metrics), written as PNG."""
+    """A grouped bar chart per experiment (rankers x the four metrics), written as PNG. Each panel's scale
+    follows its own best value, so that the held-out panels (ceilings well below 1) stay readable."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(experiments), 1, figsize=(12, 3.6 * len(experiments)), squeeze=False)
+    fig, axes = plt.subplots(len(experiments), 1, figsize=(13, 3.8 * len(experiments)), squeeze=False)
+    colors = plt.get_cmap("tab20").colors
     for ax, exp in zip(axes[:, 0], experiments):
         names = list(exp.results)
         x = np.arange(len(METRICS))
-        width = 0.8 / max(len(names), 1)
+        width = 0.84 / max(len(names), 1)
+        top = 0.0
         for i, n in enumerate(names):
             vals = [exp.results[n].get(k, 0.0) for k in METRICS]
-            ax.bar(x + i * width - 0.4 + width / 2, vals, width, label=n)
+            top = max(top, *vals)
+            ax.bar(x + i * width - 0.42 + width / 2, vals, width, label=n, color=colors[i % len(colors)])
         ax.set_xticks(x, ["Soft P@5", "Soft P@10", "Hard P@5", "Hard P@10"])
-        ax.set_ylim(0, 1)
+        ax.set_ylim(0, min(1.0, top * 1.12) if top > 0 else 1.0)
         ax.set_title(exp.title, fontsize=10)
-        ax.legend(fontsize=7, ncol=4, loc="lower right")
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -16,10 +16,10 @@ from scholargraph.graph.vectors import citation_vector_for_references
 
 EVIDENCE = ("semantic", "topic", "citation")
 CITATION_PARTS = ("vector", "direct", "coupling", "cocitation")
-QUERY_FEATURES = ("sem_mean", "sem_std", "topic_mean", "topic_std", "vec_mean", "vec_std",
+QUERY_FEATURES = ("sem_mean", "sem_std", "topic_mean", "topic_std", "vec_mean", "vec_std", "lex_mean", "lex_std",
                   "has_text", "has_topic", "has_refs", "log_refs", "topic_entropy")
 # Floors on the background spread: a query whose text matches nothing would otherwise divide by ~0.
-_MIN_STD = {"semantic": 0.02, "topic": 0.02, "vector": 0.02}
+_MIN_STD = {"semantic": 0.02, "topic": 0.02, "vector": 0.02, "lexical": 0.01}
 _EPS = 1e-12
 
 
@@ -42,6 +42,7 @@ class Query:
     paper_index: int | None = None
     citation_vector: np.ndarray | None = None
     title: str = ""
+    lexical_vector: sp.csr_matrix | None = None  # 1 x V TF-IDF row, when the index has lexical vectors
 
     @property
     def has_text(self) -> bool:
@@ -129,7 +130,9 @@ class Evidence:
     query; bibliographic coupling with the query; co-citation with the query's references) and `citation`
     (their fixed combination, for baselines). `mask[..., m]` says whether evidence m exists for the pair: a
     missing one is not a zero. `background` holds the mean and spread of semantic, topic and vector scores of
-    the query against a fixed random sample of the corpus (the calibration's reference)."""
+    the query against a fixed random sample of the corpus (the calibration's reference), then those of the
+    lexical (TF-IDF) cosine, which `lexical` holds per pair when the index has TF-IDF rows (the second
+    component of semantic evidence: exact terms, where the text vectors see latent ones)."""
 
     query_id: str
     reviewer_rows: np.ndarray
@@ -146,6 +149,7 @@ class Evidence:
     n_papers: np.ndarray
     no_history: np.ndarray
     extra: dict = field(default_factory=dict)
+    lexical: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -186,6 +190,21 @@ def _l2_rows(x: np.ndarray) -> np.ndarray:
     return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
 
 
+def lexical_matrix(snapshot: GraphSnapshot, encoder, texts: Sequence[str] | None = None) -> sp.csr_matrix | None:
+    """Every paper's TF-IDF row from an encoder that has `tfidf(texts)` (empty rows without text); None for
+    encoders without one."""
+    if not hasattr(encoder, "tfidf"):
+        return None
+    texts = texts if texts is not None else [snapshot.text(i) for i in range(snapshot.n_papers)]
+    idx = np.flatnonzero([bool(t and t.strip()) for t in texts])
+    if len(idx) == 0:
+        return sp.csr_matrix((snapshot.n_papers, 1), dtype=np.float32)
+    rows = sp.csr_matrix(encoder.tfidf([texts[i] for i in idx]), dtype=np.float32)
+    pick = sp.csr_matrix((np.ones(len(idx), np.float32), (idx, np.arange(len(idx)))),
+                         shape=(snapshot.n_papers, len(idx)))
+    return (pick @ rows).tocsr()
+
+
 def _topic_rows(topic_model, texts: Sequence[str]) -> np.ndarray:
     """Topic mixtures with zero rows for texts the model cannot read (it returns them uniform)."""
     try:
@@ -220,19 +239,23 @@ class PoolFeatures:
     has_text: np.ndarray
     has_topic: np.ndarray
     has_cvec: np.ndarray
+    lexical: sp.csr_matrix | None = None
+    position: np.ndarray | None = None  # snapshot paper index -> row here (-1 outside the pool)
 
 
 class EvidenceIndex:
     """Paper-level features of a snapshot and the machinery to score submissions against reviewers' papers.
 
     text_vectors: (n x d) text embeddings (zero row = no text); topic_vectors: (n x K) topic mixtures (zero row
-    = no text); citation_vectors: (n x c) citation embeddings (zero row = no citation evidence). The encoder and
-    topic model are needed only for submissions given as text (JSONL), not for in-graph papers.
+    = no text); citation_vectors: (n x c) citation embeddings (zero row = no citation evidence); lexical
+    (optional, n x V sparse): TF-IDF rows, a second semantic component. The encoder and topic model are needed
+    only for submissions given as text (JSONL), not for in-graph papers; lexical rows of such submissions come
+    from the encoder's `tfidf(texts)` (tfidf-svd has it).
     """
 
     def __init__(self, snapshot: GraphSnapshot, text_vectors: np.ndarray, topic_vectors: np.ndarray,
                  citation_vectors: np.ndarray, *, encoder=None, topic_model=None, background: int = 2000,
-                 seed: int = 0):
+                 seed: int = 0, lexical: sp.spmatrix | None = None):
         n = snapshot.n_papers
         for name, arr in (("text_vectors", text_vectors), ("topic_vectors", topic_vectors),
                           ("citation_vectors", citation_vectors)):
@@ -248,6 +271,15 @@ class EvidenceIndex:
         self.topic_model = topic_model
         self.has_text = np.linalg.norm(self.text, axis=1) > 0
         self.has_topic = self.topics.sum(axis=1) > 0
+        self.lexical = None
+        self.has_lex = np.zeros(n, dtype=bool)
+        if lexical is not None:
+            if lexical.shape[0] != n:
+                raise ValueError(f"lexical has {lexical.shape[0]} rows, the snapshot {n} papers")
+            lex = sp.csr_matrix(lexical, dtype=np.float32)
+            norms = np.sqrt(np.asarray(lex.multiply(lex).sum(axis=1)).ravel())
+            self.lexical = (sp.diags(np.divide(1, norms, out=np.zeros_like(norms), where=norms > 0)) @ lex).tocsr()
+            self.has_lex = norms > 0
         cit = snapshot.citations.tocsr().astype(np.float32)
         cit.sort_indices()
         self.citations = cit
@@ -265,18 +297,22 @@ class EvidenceIndex:
         self.background = np.sort(rng.choice(pool, size=min(background, len(pool)), replace=False))
         self._mark = np.zeros(n, dtype=np.float32)
         self._pool_features: tuple[ReviewerPool, PoolFeatures] | None = None
+        self._background_rows: tuple | None = None
+        self._last_background: tuple[Query, np.ndarray] | None = None
 
     # --- building -----------------------------------------------------------------------------------
 
     @classmethod
     def build(cls, snapshot: GraphSnapshot, *, encoder=None, num_topics: int = 10, citation_dim: int = 64,
               fit_sample: int | None = 200_000, seed: int = 0, topic_model=None,
-              until_year: int | None = None) -> EvidenceIndex:
+              until_year: int | None = None, lexical: bool = True) -> EvidenceIndex:
         """Fit the text encoder and topic model on the snapshot's texts (a sample of `fit_sample` at most) and
-        compute every paper's vectors. `encoder` is an unfitted encoder object or a name in graph.vectors'
-        ENCODERS (default: tfidf-svd). With `until_year` (held-out evaluations), the models are fitted on the
-        papers up to that year only, and citation vectors ignore the references of later papers, so that a
-        held-out paper's own citations cannot pull its references towards anyone's papers."""
+        compute every paper's vectors. `encoder` is an encoder object (used as it is when already fitted) or
+        a name in graph.vectors' ENCODERS (default: tfidf-svd); a given `topic_model` is used as it is.
+        With `until_year` (held-out evaluations), the models are fitted on the papers up to that year only,
+        and citation vectors ignore the references of later papers, so that a held-out paper's own citations
+        cannot pull its references towards anyone's papers. With `lexical` and an encoder that has
+        `tfidf(texts)`, its TF-IDF rows become the lexical component of semantics."""
         from scholargraph.graph import topics as topics_mod
         from scholargraph.graph import vectors as vectors_mod
 
@@ -296,7 +332,8 @@ class EvidenceIndex:
             encoder = vectors_mod.make_encoder()
         elif isinstance(encoder, str):
             encoder = vectors_mod.make_encoder(encoder)
-        encoder.fit(fit_texts)
+        if not getattr(encoder, "fitted_", False):  # a fitted encoder (the graph's own) is used as it is
+            encoder.fit(fit_texts)
         if topic_model is None:
             topic_model = topics_mod.TopicModel(num_topics=num_topics)
             topic_model.fit(fit_texts)
@@ -315,8 +352,9 @@ class EvidenceIndex:
             cit.eliminate_zeros()
         citation_vectors = np.asarray(vectors_mod.citation_vectors(cit, dim=citation_dim, seed=seed),
                                       dtype=np.float32)
+        lex = lexical_matrix(snapshot, encoder, texts) if lexical else None
         return cls(snapshot, text_vectors, topic_vectors, citation_vectors, encoder=encoder,
-                   topic_model=topic_model, seed=seed)
+                   topic_model=topic_model, seed=seed, lexical=lex)
 
     def conflict_checker(self):
         """The default ConflictChecker of this snapshot (built once)."""
@@ -330,8 +368,11 @@ class EvidenceIndex:
         """Contiguous copies of the pool's paper features, kept for the last pool asked about."""
         if self._pool_features is None or self._pool_features[0] is not pool:
             u = np.unique(pool.papers.indices).astype(np.int64)
+            lex = self.lexical[u] if self.lexical is not None else None
+            position = np.full(self.snapshot.n_papers, -1, dtype=np.int64)
+            position[u] = np.arange(len(u))
             self._pool_features = (pool, PoolFeatures(u, self.text[u], self.topics[u], self.cvec[u], self.has_text[u],
-                                                      self.has_topic[u], self.has_cvec[u]))
+                                                      self.has_topic[u], self.has_cvec[u], lex, position))
         return self._pool_features[1]
 
     # --- queries ------------------------------------------------------------------------------------
@@ -358,7 +399,8 @@ class EvidenceIndex:
         return Query(id=self.snapshot.paper_ids[i], text_vector=self.text[i] if self.has_text[i] else None,
                      topic_vector=self.topics[i] if self.has_topic[i] else None, references=refs, year=year,
                      author_names=names, author_ids=ids, paper_index=i,
-                     citation_vector=self.reference_vector(refs), title=title)
+                     citation_vector=self.reference_vector(refs), title=title,
+                     lexical_vector=self.lexical[i] if self.lexical is not None and self.has_lex[i] else None)
 
     def encode_texts(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Text and topic vectors of new texts (zero rows for empty texts)."""
@@ -375,8 +417,19 @@ class EvidenceIndex:
             topics[has] = _topic_rows(self.topic_model, keep)
         return text, topics
 
+    def lexical_rows(self, texts: Sequence[str]) -> sp.csr_matrix | None:
+        """L2-normalised TF-IDF rows of new texts in the index's lexical space (None without one)."""
+        if self.lexical is None or self.encoder is None or not hasattr(self.encoder, "tfidf"):
+            return None
+        lex = sp.csr_matrix(self.encoder.tfidf(list(texts)), dtype=np.float32)
+        if lex.shape[1] != self.lexical.shape[1]:
+            return None
+        norms = np.sqrt(np.asarray(lex.multiply(lex).sum(axis=1)).ravel())
+        return (sp.diags(np.divide(1, norms, out=np.zeros_like(norms), where=norms > 0)) @ lex).tocsr()
+
     def query_from_submission(self, record: Mapping, *, text_vector: np.ndarray | None = None,
-                              topic_vector: np.ndarray | None = None) -> Query:
+                              topic_vector: np.ndarray | None = None,
+                              lexical_vector: sp.csr_matrix | None = None) -> Query:
         """A submission `{id, title, abstract, year, authors: [names], author_ids?, references: [graph ids]}`.
         References unknown to the snapshot are dropped (they cannot link to anyone's papers)."""
         if "id" not in record:
@@ -385,6 +438,8 @@ class EvidenceIndex:
         if text_vector is None or topic_vector is None:
             tv, pv = self.encode_texts([text])
             text_vector, topic_vector = tv[0], pv[0]
+            lex = self.lexical_rows([text])
+            lexical_vector = lex[0] if lex is not None else None
         index = self.snapshot.paper_index
         refs = np.array(sorted({index[r] for r in record.get("references") or () if r in index}), dtype=np.int64)
         own = index.get(record["id"])
@@ -398,7 +453,8 @@ class EvidenceIndex:
                      topic_vector=topic_vector if has_text and float(topic_vector.sum()) > 0 else None,
                      references=refs, year=int(year) if year is not None else None, author_names=names,
                      author_ids=ids, paper_index=own, citation_vector=self.reference_vector(refs),
-                     title=record.get("title") or "")
+                     title=record.get("title") or "",
+                     lexical_vector=lexical_vector if lexical_vector is not None and lexical_vector.nnz else None)
 
     def read_queries(self, path: str) -> list[Query]:
         """Submissions from a JSONL file, texts encoded in one batch."""
@@ -406,29 +462,52 @@ class EvidenceIndex:
             records = [json.loads(line) for line in fh if line.strip()]
         texts = [" ".join(t for t in (r.get("title"), r.get("abstract")) if t) for r in records]
         tv, pv = self.encode_texts(texts)
-        return [self.query_from_submission(r, text_vector=tv[k], topic_vector=pv[k]) for k, r in enumerate(records)]
+        lex = self.lexical_rows(texts)
+        return [self.query_from_submission(r, text_vector=tv[k], topic_vector=pv[k],
+                                           lexical_vector=lex[k] if lex is not None else None)
+                for k, r in enumerate(records)]
 
     # --- evidence -----------------------------------------------------------------------------------
 
     def background_stats(self, query: Query) -> np.ndarray:
-        """Mean and spread of the query's semantic, topic and vector scores against the background sample."""
-        b = self.background
-        out = np.zeros(6, dtype=np.float32)
+        """Mean and spread of the query's semantic, topic, vector and lexical scores against the background
+        sample (remembered for the last query object: a recommendation asks twice)."""
+        if self._last_background is not None and self._last_background[0] is query:
+            return self._last_background[1]
+        if self._background_rows is None:
+            b = self.background
+            self._background_rows = (self.text[b], self.topics[b][self.has_topic[b]], self.cvec[b][self.has_cvec[b]],
+                                     self.lexical[b] if self.lexical is not None else None)
+        text_b, topics_b, cvec_b, lex_b = self._background_rows
+        out = np.zeros(8, dtype=np.float32)
         if query.has_text:
-            s = self.text[b] @ query.text_vector
+            s = text_b @ query.text_vector
             out[0:2] = s.mean(), max(float(s.std()), _MIN_STD["semantic"])
         else:
             out[1] = 1.0
-        if query.has_topic:
-            t = topic_similarity(query.topic_vector, self.topics[b][self.has_topic[b]])
-            out[2:4] = (t.mean(), max(float(t.std()), _MIN_STD["topic"])) if len(t) else (0.0, 1.0)
+        if query.has_topic and len(topics_b):
+            t = topic_similarity(query.topic_vector, topics_b)
+            out[2:4] = t.mean(), max(float(t.std()), _MIN_STD["topic"])
         else:
             out[3] = 1.0
-        if query.citation_vector is not None:
-            v = self.cvec[b][self.has_cvec[b]] @ query.citation_vector
-            out[4:6] = (v.mean(), max(float(v.std()), _MIN_STD["vector"])) if len(v) else (0.0, 1.0)
+        if query.citation_vector is not None and len(cvec_b):
+            v = cvec_b @ query.citation_vector
+            out[4:6] = v.mean(), max(float(v.std()), _MIN_STD["vector"])
         else:
             out[5] = 1.0
+        if query.lexical_vector is not None and lex_b is not None:
+            lex = lex_b @ self.dense_lexical(query)
+            out[6:8] = lex.mean(), max(float(lex.std()), _MIN_STD["lexical"])
+        else:
+            out[7] = 1.0
+        self._last_background = (query, out)
+        return out
+
+    def dense_lexical(self, query: Query) -> np.ndarray:
+        """The query's lexical row as a dense vector (sparse x dense products beat sparse x sparse ones)."""
+        out = np.zeros(self.lexical.shape[1], dtype=np.float32)
+        row = query.lexical_vector.tocsr()
+        out[row.indices] = row.data
         return out
 
     def query_features(self, query: Query, background: np.ndarray) -> np.ndarray:
@@ -478,11 +557,15 @@ class EvidenceIndex:
             # Shrunk share of the paper's citers that also cite the query's references.
             parts[:, 3] = cocited / (self.in_degree[papers] + 2.0)
             m_cit = self.has_citation[papers] | (parts[:, 1] > 0)
+        lex = np.zeros(n, dtype=np.float32)
+        if query.lexical_vector is not None and self.lexical is not None and n:
+            lex = (self.lexical[papers] @ self.dense_lexical(query)).astype(np.float32)
         sem[~m_sem] = 0.0
         top[~m_top] = 0.0
+        lex[~m_sem] = 0.0
         parts[~m_cit] = 0.0
         return {"semantic": sem, "topic": top, "parts": parts, "citation": combine_citation(parts),
-                "mask": np.stack([m_sem, m_top, m_cit], axis=1)}
+                "mask": np.stack([m_sem, m_top, m_cit], axis=1), "lexical": lex}
 
     def eligible_pairs(self, query: Query, pool: ReviewerPool, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(owner position in `rows`, paper) for every paper the reviewers may be judged on: published no later
@@ -499,7 +582,7 @@ class EvidenceIndex:
         return owner[keep], paper[keep]
 
     def evidence(self, query: Query, pool: ReviewerPool, rows: Sequence[int] | np.ndarray | None = None, *,
-                 max_papers: int | None = 24, per_evidence: int = 6) -> Evidence:
+                 max_papers: int | None = 16, per_evidence: int = 4) -> Evidence:
         """Evidence of `query` against pool reviewers `rows` (default: all), padded to [R, P].
 
         With `max_papers`, each reviewer keeps at most that many papers: the union of their best
@@ -511,11 +594,13 @@ class EvidenceIndex:
         uniq, inverse = np.unique(paper, return_inverse=True)
         ps = self.paper_scores(query, uniq)
         sem, top, cit = ps["semantic"][inverse], ps["topic"][inverse], ps["citation"][inverse]
+        lex = ps["lexical"][inverse]
         parts, mask = ps["parts"][inverse], ps["mask"][inverse]
         R = len(rows)
         n_papers = np.bincount(owner, minlength=R).astype(np.int64)
         if len(owner):
-            z_sem = np.where(mask[:, 0], (sem - background[0]) / background[1], -10.0)
+            z_sem = np.where(mask[:, 0], np.maximum((sem - background[0]) / background[1],
+                                                    (lex - background[6]) / background[7]), -10.0)
             z_top = np.where(mask[:, 1], (top - background[2]) / background[3], -10.0)
             # Links count for more than a vector cosine a few spreads above the background.
             z_cit = np.where(mask[:, 2], 4.0 * cit + (parts[:, 0] - background[4]) / background[5], -10.0)
@@ -553,7 +638,7 @@ class EvidenceIndex:
                         semantic=pad(sem), topic=pad(top), citation_parts=pad(parts), citation=pad(cit),
                         mask=pad(mask, False), background=background,
                         query_features=self.query_features(query, background), n_papers=n_papers,
-                        no_history=no_history)
+                        no_history=no_history, lexical=pad(lex) if self.lexical is not None else None)
 
 
 def reviewer_profiles(index: EvidenceIndex, pool: ReviewerPool) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -13,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from scholargraph.errors import NotFitted
+from scholargraph.errors import NotFitted, UsageError
 from scholargraph.ranking.reviewers.coi import ConflictChecker
 from scholargraph.ranking.reviewers.evidence import (
     QUERY_FEATURES,
@@ -63,6 +64,7 @@ class RecoRankConfig:
     # evidence
     max_papers: int = 16
     per_evidence: int = 4
+    threads: int = 1  # torch intra-op threads while training/scoring: the tensors are small, threads only cost
 
     @classmethod
     def from_dict(cls, d: Mapping) -> RecoRankConfig:
@@ -86,7 +88,7 @@ def evidence_batch(items: Sequence[Evidence], grades: Sequence[np.ndarray] | Non
     R = max(max(len(e.reviewer_ids) for e in items), 1)
     P = max(max(e.papers.shape[1] for e in items), 1)
     out = {
-        "sem_x": np.zeros((B, R, P, 2), np.float32), "top_x": np.zeros((B, R, P, 2), np.float32),
+        "sem_x": np.zeros((B, R, P, 4), np.float32), "top_x": np.zeros((B, R, P, 2), np.float32),
         "cit_x": np.zeros((B, R, P, 4), np.float32), "raw": np.zeros((B, R, P, 3), np.float32),
         "mask": np.zeros((B, R, P, 3), bool), "valid": np.zeros((B, R, P), bool),
         "qf": np.zeros((B, len(QUERY_FEATURES)), np.float32), "n_papers": np.zeros((B, R), np.float32),
@@ -99,7 +101,9 @@ def evidence_batch(items: Sequence[Evidence], grades: Sequence[np.ndarray] | Non
         m = e.mask
         z_sem = (e.semantic - bg[0]) / bg[1] * m[..., _SEM]
         z_top = (e.topic - bg[2]) / bg[3] * m[..., _TOP]
-        out["sem_x"][b, :r, :p] = np.stack([z_sem, e.semantic], axis=-1)
+        lex = e.lexical if e.lexical is not None else np.zeros_like(e.semantic)
+        z_lex = (lex - bg[6]) / bg[7] * m[..., _SEM] * (e.lexical is not None)
+        out["sem_x"][b, :r, :p] = np.stack([z_sem, e.semantic, z_lex, lex], axis=-1)
         out["top_x"][b, :r, :p] = np.stack([z_top, e.topic], axis=-1)
         out["cit_x"][b, :r, :p] = _cit_features(e)
         out["raw"][b, :r, :p] = np.stack([np.clip(e.semantic, 0, 1), e.topic, e.citation], axis=-1) * m
@@ -114,6 +118,19 @@ def evidence_batch(items: Sequence[Evidence], grades: Sequence[np.ndarray] | Non
         if weights is not None:
             out["weights"][b] = weights[b]
     return {k: torch.from_numpy(v) for k, v in out.items()}
+
+
+@contextlib.contextmanager
+def _threads(n: int):
+    """torch's intra-op threads set to n for the block (a process-wide setting, restored afterwards)."""
+    before = torch.get_num_threads()
+    if n and n != before:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if n and n != before:
+            torch.set_num_threads(before)
 
 
 def _inv_softplus(x: torch.Tensor) -> torch.Tensor:
@@ -146,7 +163,8 @@ class RecoRankNet(nn.Module):
         # Per-evidence projections W_m over that evidence's components (z-score vs background, raw, links),
         # kept non-negative (softplus) so that a calibrated score never falls as its evidence grows: an
         # explanation's "topic 0.9" must mean more topical overlap than "topic 0.5".
-        self.w_sem = nn.Parameter(_inv_softplus(torch.tensor([1.0, 0.05])))
+        # Semantic components: dense z-score and cosine, then lexical (TF-IDF) z-score and cosine.
+        self.w_sem = nn.Parameter(_inv_softplus(torch.tensor([1.0, 0.05, 0.05, 0.05])))
         self.w_top = nn.Parameter(_inv_softplus(torch.tensor([1.0, 0.05])))
         self.w_cit = nn.Parameter(_inv_softplus(torch.tensor([1.0, 6.0, 4.0, 4.0])))
         # Global affine correction a_m * s + b_m, plus a query-conditioned shift of b_m.
@@ -461,10 +479,12 @@ class RecoRank:
 
     def fit(self, index: EvidenceIndex, pool: ReviewerPool | None = None, *,
             judged: Sequence[tuple[Query, Mapping[str, int]]] = (), judged_pool: ReviewerPool | None = None,
-            training: Sequence[TrainingQuery] | None = None, progress=None) -> RecoRank:
+            training: Sequence[TrainingQuery] | None = None, until_year: int | None = None,
+            progress=None) -> RecoRank:
         """Train on self-supervised held-out papers of the index's snapshot (the pool defaults to authors with
-        at least `min_papers` papers) plus graded judgments `(query, {author id: grade})` when given.
-        `training` replaces the generated queries (tests, reuse across ablations)."""
+        at least `min_papers` papers), hidden from the `recent_years` up to `until_year` (default: the last
+        year), plus graded judgments `(query, {author id: grade})` when given. `training` replaces the
+        generated queries (tests, reuse across ablations). `progress(step, loss)` is called every step."""
         cfg = self.config
         torch.manual_seed(cfg.seed)
         t0 = time.perf_counter()
@@ -474,15 +494,15 @@ class RecoRank:
             training = list(self_supervised_queries(
                 index, pool, cfg.self_supervised, hard=cfg.hard_negatives, random=cfg.random_negatives,
                 recent_years=cfg.recent_years, cross_weight=cfg.cross_weight, seed=cfg.seed,
-                max_papers=cfg.max_papers, per_evidence=cfg.per_evidence))
+                max_papers=cfg.max_papers, per_evidence=cfg.per_evidence, until_year=until_year))
             if judged:
                 jp = judged_pool or ReviewerPool.from_snapshot(
                     index.snapshot, author_ids=sorted({a for _, j in judged for a in j}))
                 training += judged_queries(index, [q for q, _ in judged], {q.id: j for q, j in judged}, jp,
                                            cfg.judged_weight, cfg.max_papers, cfg.per_evidence)
         if not training:
-            raise NotFitted("no training queries: the snapshot has no held-out papers with pool authors, "
-                            "and no judgments were given")
+            raise UsageError("nothing to train on: the snapshot has no recent paper with an author in the pool, "
+                             "and no judgments were given")
         self.train_on(training, progress=progress)
         self.fit_info_ = {"queries": len(training), "self_supervised": sum(t.kind == "self" for t in training),
                           "judged": sum(t.kind == "judged" for t in training),
@@ -490,6 +510,10 @@ class RecoRank:
         return self
 
     def train_on(self, training: Sequence[TrainingQuery], progress=None) -> RecoRank:
+        with _threads(self.config.threads):
+            return self._train_on(training, progress)
+
+    def _train_on(self, training: Sequence[TrainingQuery], progress=None) -> RecoRank:
         cfg = self.config
         torch.manual_seed(cfg.seed)
         net = RecoRankNet(cfg)
@@ -524,7 +548,7 @@ class RecoRank:
     def forward_evidence(self, evidence: Evidence) -> dict[str, np.ndarray]:
         """Network outputs for one query's evidence, as numpy arrays (R first)."""
         net = self._check()
-        with torch.no_grad():
+        with torch.no_grad(), _threads(self.config.threads):
             out = net(evidence_batch([evidence]))
         r, p = evidence.papers.shape
         res = {}
@@ -565,7 +589,7 @@ class RecoRank:
         if len(exclude):
             rows = rows[~np.isin(rows, np.asarray(exclude, dtype=np.int64))]
         if shortlist is not None and len(rows) > shortlist:
-            rows = candidate_stage(index, query, pool, rows, shortlist)
+            rows = candidate_stage(index, query, pool, rows, shortlist, self.net_)
         ev = index.evidence(query, pool, rows, max_papers=cfg.max_papers, per_evidence=cfg.per_evidence)
         out = self.forward_evidence(ev)
         return explain(ev, out, index, pool, k, papers_per_reviewer)
@@ -606,36 +630,79 @@ class RecoRank:
         return model
 
 
-def candidate_stage(index: EvidenceIndex, query: Query, pool: ReviewerPool, rows: np.ndarray,
-                    keep: int) -> np.ndarray:
-    """Cheap first stage for large pools: each reviewer's best paper on semantic, topic or citation-vector
-    z-score (no coupling or co-citation), plus every reviewer whose paper the submission cites. The pool's
-    paper features are gathered once per pool (EvidenceIndex.pool_features), so this is three dense
-    products over them."""
+def candidate_stage(index: EvidenceIndex, query: Query, pool: ReviewerPool, rows: np.ndarray, keep: int,
+                    net: RecoRankNet | None = None) -> np.ndarray:
+    """Cheap first stage for large pools. Every pool paper gets the evidence that needs no graph walk
+    (semantic, lexical, topic, citation-vector cosine, direct link; no coupling or co-citation) as dense or
+    sparse products over the pool's papers (gathered once per pool, EvidenceIndex.pool_features). With the
+    model's `net`, those go through its own calibration and value mix and a reviewer scores the mean of
+    their best three papers (thin histories count zeros, as the null slot does); without it, their best
+    z-score. The best `keep` reviewers are kept, and every reviewer whose paper the submission cites."""
     owner, paper = index.eligible_pairs(query, pool, rows)
     if len(paper) == 0:
         return rows[:keep]
     feats = index.pool_features(pool)
-    pos = np.searchsorted(feats.papers, paper)
+    pos = feats.position[paper]
     bg = index.background_stats(query)
-    best = np.full(len(paper), -10.0, dtype=np.float32)
+    n = len(feats.papers)
+    sem = np.zeros(n, np.float32)
+    lex = np.zeros(n, np.float32)
+    top = np.zeros(n, np.float32)
+    vec = np.zeros(n, np.float32)
+    m_sem = feats.has_text & query.has_text
+    m_top = feats.has_topic & query.has_topic
     if query.has_text:
-        s = feats.text @ query.text_vector.astype(np.float32)
-        best = np.maximum(best, np.where(feats.has_text, (s - bg[0]) / bg[1], -10.0)[pos])
+        sem = feats.text @ query.text_vector.astype(np.float32)
+        if feats.lexical is not None and query.lexical_vector is not None:
+            lex = feats.lexical @ index.dense_lexical(query)
     if query.has_topic:
-        t = topic_similarity(query.topic_vector, feats.topics)
-        best = np.maximum(best, np.where(feats.has_topic, (t - bg[2]) / bg[3], -10.0)[pos])
+        top = topic_similarity(query.topic_vector, feats.topics)
+    m_vec = np.zeros(n, dtype=bool)
     if query.citation_vector is not None:
-        v = feats.cvec @ query.citation_vector
-        best = np.maximum(best, np.where(feats.has_cvec, (v - bg[4]) / bg[5], -10.0)[pos])
-    if len(query.references):
-        best = np.where(np.isin(paper, query.references), 1e3, best)
-    score = np.full(len(rows), -1e9, dtype=np.float64)
-    np.maximum.at(score, owner, best)
-    order = np.argsort(-score, kind="stable")
-    cited = np.flatnonzero(score >= 1e3)
+        vec = feats.cvec @ query.citation_vector
+        m_vec = feats.has_cvec
+    sem, lex, top, vec = sem[pos], lex[pos], top[pos], vec[pos]
+    m_sem, m_top, m_vec = m_sem[pos], m_top[pos], m_vec[pos]
+    direct = np.isin(paper, query.references).astype(np.float32) if len(query.references) else np.zeros(len(pos),
+                                                                                                          np.float32)
+    z_sem = np.where(m_sem, (sem - bg[0]) / bg[1], 0.0)
+    z_lex = np.where(m_sem, (lex - bg[6]) / bg[7], 0.0) if query.lexical_vector is not None else np.zeros_like(sem)
+    z_top = np.where(m_top, (top - bg[2]) / bg[3], 0.0)
+    z_vec = np.where(m_vec, (vec - bg[4]) / bg[5], 0.0)
+    if net is not None and net.cfg.calibration:
+        m_cit = m_vec | (direct > 0)
+        zero = np.zeros_like(sem)
+        batch = {"sem_x": np.stack([z_sem, sem, z_lex, lex], -1), "top_x": np.stack([z_top, top], -1),
+                 "cit_x": np.stack([z_vec, direct, zero, zero], -1), "mask": np.stack([m_sem, m_top, m_cit], -1),
+                 "qf": index.query_features(query, bg)[None, :]}
+        batch = {k: torch.from_numpy(np.ascontiguousarray(v))[None, :, None] if k != "qf" else torch.from_numpy(v)
+                 for k, v in batch.items()}
+        with torch.no_grad():
+            c, _ = net.calibrate(batch)
+            beta = torch.softmax(net.beta, dim=0)
+            mask = batch["mask"]
+            v = ((beta * c).sum(-1) / (beta * mask).sum(-1).clamp_min(1e-9))[0, :, 0].numpy()
+        paper_score = v.astype(np.float64)
+        per_reviewer = _top_mean_zero_padded(owner, paper_score, len(rows), 3)
+    else:
+        paper_score = np.maximum.reduce([np.where(m_sem, np.maximum(z_sem, z_lex), -10.0),
+                                         np.where(m_top, z_top, -10.0), np.where(m_vec, z_vec, -10.0)])
+        per_reviewer = np.full(len(rows), -1e9)
+        np.maximum.at(per_reviewer, owner, paper_score)
+    order = np.argsort(-per_reviewer, kind="stable")
+    cited = np.unique(owner[direct > 0])
     chosen = np.unique(np.r_[order[:keep], cited])
     return rows[chosen]
+
+
+def _top_mean_zero_padded(owner: np.ndarray, scores: np.ndarray, n_rows: int, top: int) -> np.ndarray:
+    """Per owner, the sum of its best `top` scores (all in [0, 1]) divided by `top` (missing papers count 0)."""
+    order = np.argsort(owner * 4.0 - np.clip(scores, 0.0, 1.0), kind="stable")  # one key: owner, then best first
+    o, s_ = owner[order], scores[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(o)) + 1]
+    rank = np.arange(len(o)) - np.repeat(starts, np.diff(np.r_[starts, len(o)]))
+    keep = rank < top
+    return np.bincount(o[keep], weights=s_[keep], minlength=n_rows) / top
 
 
 def explain(ev: Evidence, out: Mapping[str, np.ndarray], index: EvidenceIndex, pool: ReviewerPool, k: int,

@@ -82,9 +82,10 @@ def submission(index: EvidenceIndex, refs=("x0", "x1", "r1"), text=None, authors
                                        text_vector=tv, topic_vector=top)
 
 
-def make_evidence(reviewers: list[list[dict]], background=(0.0, 0.1, 0.0, 0.1, 0.0, 0.1)) -> Evidence:
+def make_evidence(reviewers: list[list[dict]], background=(0.0, 0.1, 0.0, 0.1, 0.0, 0.1, 0.0, 1.0)) -> Evidence:
     """Evidence for one query from per-paper dicts: sem, top, vec, direct, coupling, cocit (raw values), and
-    optional has=(semantic, topic, citation) availability. Background spreads of 0.1 make z = raw / 0.1."""
+    optional has=(semantic, topic, citation) availability; no lexical scores. Background spreads of 0.1 make
+    z = raw / 0.1."""
     R = len(reviewers)
     P = max(1, max(len(r) for r in reviewers))
     papers = np.full((R, P), -1, np.int64)
@@ -105,8 +106,8 @@ def make_evidence(reviewers: list[list[dict]], background=(0.0, 0.1, 0.0, 0.1, 0
             parts[r, j] *= has[2]
     bg = np.array(background, np.float32)
     qf = np.zeros(len(QUERY_FEATURES), np.float32)
-    qf[:6] = bg
-    qf[6:9] = 1.0
+    qf[:8] = bg
+    qf[8:11] = 1.0
     return Evidence(query_id="q", reviewer_rows=np.arange(R), reviewer_ids=[f"r{r}" for r in range(R)],
                     papers=papers, valid=papers >= 0, semantic=sem, topic=top, citation_parts=parts,
                     citation=combine_citation(parts) * mask[..., 2], mask=mask, background=bg, query_features=qf,

@@ -2,16 +2,18 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.ranking.reviewers.evidence import (
     CITATION_PARTS,
     QUERY_FEATURES,
+    EvidenceIndex,
     ReviewerPool,
     topic_similarity,
 )
 
-from .conftest import submission
+from .conftest import submission, tiny_world
 
 VEC, DIRECT, COUPLING, COCIT = (CITATION_PARTS.index(k) for k in ("vector", "direct", "coupling", "cocitation"))
 
@@ -100,3 +102,18 @@ def test_text_submissions_need_an_encoder(world):
         world.query_from_submission({"id": "q", "title": "words"})
     with pytest.raises(UsageError):
         world.query_for_paper("nope")
+
+
+def test_lexical_rows_are_a_second_semantic_component():
+    snap, text, topics, cvec = tiny_world()
+    words = sp.csr_matrix(np.where(text > 0.5, 1.0, 0.0))  # exact-term rows: a paper's dominant axis only
+    index = EvidenceIndex(snap, text, topics, cvec, background=30, lexical=words)
+    q = index.query_for_paper("e3")
+    assert q.lexical_vector is not None
+    pool = ReviewerPool.from_snapshot(snap, author_ids=["E", "X"])
+    ev = index.evidence(q, pool, max_papers=None)
+    r, j = _paper_row(ev, index, "e0")
+    assert ev.lexical[r, j] == pytest.approx(1.0)  # same dominant term
+    r, j = _paper_row(ev, index, "x0")
+    assert ev.lexical[r, j] == pytest.approx(0.0) and ev.semantic[r, j] > 0.2  # latent overlap only
+    assert ev.background[7] > 0 and len(ev.query_features) == len(QUERY_FEATURES)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from scholargraph.errors import NotFitted
+from scholargraph.errors import NotFitted, UsageError
 from scholargraph.ranking.reviewers.evidence import ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import (
     NO_HISTORY_SCORE,
@@ -43,7 +43,7 @@ def test_calibration_is_monotone_query_aware_and_masks_missing():
     assert np.all(np.diff(c[0, :4, 0]) > 0) and np.all((c >= 0) & (c <= 1))
     assert c[1, 0, 0] == 0  # missing semantic evidence stays out, whatever its raw value
     # The same cosine stands out less against a query whose background similarity is higher.
-    high_bg = make_evidence([[dict(sem=0.6, top=0.5)]], background=(0.4, 0.1, 0.0, 0.1, 0.0, 0.1))
+    high_bg = make_evidence([[dict(sem=0.6, top=0.5)]], background=(0.4, 0.1, 0.0, 0.1, 0.0, 0.1, 0.0, 1.0))
     assert model.forward_evidence(high_bg)["calibrated"][0, 0, 0] < c[0, 2, 0]
     out = model.forward_evidence(ev)
     assert out["tau"] > model.config.tau_min
@@ -168,3 +168,11 @@ def test_batch_pads_queries_of_different_sizes():
     assert out["score"][0, 1] == NO_HISTORY_SCORE
     single = untrained().forward_evidence(b)["score"]
     np.testing.assert_allclose(out["score"][1].detach().numpy(), single, atol=1e-6)
+
+
+def test_fit_on_graded_judgments_alone(world):
+    q = submission(world)
+    model = RecoRank(steps=10, self_supervised=0).fit(world, judged=[(q, {"E": 3, "X": 3, "O": 0, "N": 1})])
+    assert model.fit_info_["judged"] == 1 and model.fit_info_["self_supervised"] == 0
+    with pytest.raises(UsageError):
+        RecoRank(steps=1, self_supervised=0).fit(world)
