@@ -22,6 +22,7 @@ from scholargraph.ranking.citations.nnselect import (
     NNSelect,
     cited_by_cited_matrix,
     embed_bags,
+    read_model_config,
 )
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, intersection_idf
 
@@ -364,18 +365,8 @@ class NNRank:
     @classmethod
     def load(cls, directory: str | Path) -> NNRank:
         d = Path(directory)
-        try:
-            config = json.loads((d / CONFIG_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise NotFitted(f"no NNRank model in {d}: {e}") from e
-        if config.get("model") != MODEL_NAME or config.get("version") != VERSION:
-            raise NotFitted(f"{d} holds {config.get('model')} version {config.get('version')}, "
-                            f"this code reads {MODEL_NAME} version {VERSION}")
-        params = config["params"]
-        unknown = set(params) - set(cls._PARAMS)
-        if unknown:
-            raise NotFitted(f"{d}: unknown NNRank parameters {sorted(unknown)}")
-        model = cls(**params)
+        config = read_model_config(d, MODEL_NAME, VERSION, cls._PARAMS, "NNRank")
+        model = cls(**config["params"])
         if list(model.feature_names) != config.get("features"):
             raise NotFitted(f"{d}: saved features {config.get('features')} differ from this code's")
         try:

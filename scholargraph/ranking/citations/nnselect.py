@@ -360,6 +360,21 @@ class _Embedder(nn.Module):
         return nn.functional.normalize(self.field_weights[0] * t + self.field_weights[1] * a, dim=-1)
 
 
+def read_model_config(d: Path, model_name: str, version: int, known_params: Sequence[str], label: str) -> dict:
+    """The JSON config saved beside a model's weights, checked: right model and version, known parameters."""
+    try:
+        config = json.loads((d / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise NotFitted(f"no {label} model in {d}: {e}") from e
+    if config.get("model") != model_name or config.get("version") != version:
+        raise NotFitted(f"{d} holds {config.get('model')} version {config.get('version')}, "
+                        f"this code reads {model_name} version {version}")
+    unknown = set(config["params"]) - set(known_params)
+    if unknown:
+        raise NotFitted(f"{d}: unknown {label} parameters {sorted(unknown)}")
+    return config
+
+
 class NNSelect:
     """Citeomatic's candidate selector: a text-only document embedding trained so that a paper lies closer
     to what it cites than to other papers, and an index over a paper collection that returns a query's
@@ -601,18 +616,8 @@ class NNSelect:
     def load(cls, directory: str | Path, snapshot: GraphSnapshot | None = None) -> NNSelect:
         """A saved model; indexes `snapshot` when given (else call index_snapshot before candidates)."""
         d = Path(directory)
-        try:
-            config = json.loads((d / CONFIG_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise NotFitted(f"no NNSelect model in {d}: {e}") from e
-        if config.get("model") != MODEL_NAME or config.get("version") != VERSION:
-            raise NotFitted(f"{d} holds {config.get('model')} version {config.get('version')}, "
-                            f"this code reads {MODEL_NAME} version {VERSION}")
-        params = config["params"]
-        unknown = set(params) - set(cls._PARAMS)
-        if unknown:
-            raise NotFitted(f"{d}: unknown NNSelect parameters {sorted(unknown)}")
-        model = cls(**params)
+        config = read_model_config(d, MODEL_NAME, VERSION, cls._PARAMS, "NNSelect")
+        model = cls(**config["params"])
         try:
             model.vocabulary_ = Vocabulary.load(d / VOCAB_FILE)
             state = torch.load(d / STATE_FILE, weights_only=True)
