@@ -17,13 +17,12 @@ import resource
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scholargraph.config import Settings  # noqa: E402
-from scholargraph.graph import local_server  # noqa: E402
+from _server import bench_server  # noqa: E402
+
 from scholargraph.graph.neo4j_store import Neo4jStore  # noqa: E402
 from scholargraph.graph.pagerank import pagerank, pagerank_networkx_python  # noqa: E402
 from scholargraph.graph.snapshot import GraphSnapshot  # noqa: E402
@@ -42,15 +41,8 @@ def main() -> None:
     ap.add_argument("--skip-baseline", action="store_true", help="skip networkx's pure-Python PageRank")
     args = ap.parse_args()
 
-    settings = Settings.load()
-    tmp_home = None
-    if settings.managed:
-        tmp_home = tempfile.TemporaryDirectory(prefix="sg-bench-features-")
-        settings = replace(settings, home=Path(tmp_home.name), neo4j_port=17696, heap="4g", pagecache="2g",
-                           plugins="apoc,gds" if args.gds else "apoc")
-        local_server.start(settings, quiet=True)
     work = Path(args.work or tempfile.mkdtemp(prefix="sg-bench-features-"))
-    try:
+    with bench_server(17696, heap="4g", pagecache="2g", plugins="apoc,gds" if args.gds else "apoc") as settings:
         with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password,
                         settings.neo4j_database) as store:
             store.apply_schema()
@@ -97,10 +89,6 @@ def main() -> None:
             else:
                 print("GDS not available on this server (use --gds with the managed server)")
             print(f"peak RSS of this process: {rss_mib():,.0f} MiB")
-    finally:
-        if tmp_home is not None:
-            local_server.stop(settings)
-            tmp_home.cleanup()
 
 
 if __name__ == "__main__":

@@ -18,14 +18,13 @@ import resource
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scholargraph.config import Settings  # noqa: E402
+from _server import bench_server  # noqa: E402
+
 from scholargraph.errors import InvalidRecord  # noqa: E402
-from scholargraph.graph import local_server  # noqa: E402
 from scholargraph.graph.neo4j_store import Neo4jStore  # noqa: E402
 from scholargraph.ingest.loader import ingest  # noqa: E402
 from scholargraph.ingest.normalize import Dropped, iter_raw, normalize  # noqa: E402
@@ -88,14 +87,8 @@ def main() -> None:
     ap.add_argument("--baseline-records", type=int, default=300)
     args = ap.parse_args()
 
-    settings = Settings.load()
-    tmp_home = None
-    if settings.managed:
-        tmp_home = tempfile.TemporaryDirectory(prefix="sg-bench-")
-        settings = replace(settings, home=Path(tmp_home.name), neo4j_port=17697)
-        local_server.start(settings, quiet=True)
     work = Path(tempfile.mkdtemp(prefix="sg-bench-ingest-"))
-    try:
+    with bench_server(17697) as settings:
         with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password,
                         settings.neo4j_database) as store:
             store.apply_schema()
@@ -113,10 +106,6 @@ def main() -> None:
                 measure(store, "aminer", str(out / "corpus.aminer.jsonl"), args.batch_size, work,
                         f"synthetic {args.synthetic_papers:,}", args.baseline_records)
             store.reset()
-    finally:
-        if tmp_home is not None:
-            local_server.stop(settings)
-            tmp_home.cleanup()
 
 
 if __name__ == "__main__":

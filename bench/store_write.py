@@ -23,6 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _server import bench_server  # noqa: E402
+
 from scholargraph.config import Settings  # noqa: E402
 from scholargraph.graph import local_server  # noqa: E402
 from scholargraph.graph.neo4j_store import Neo4jStore  # noqa: E402
@@ -77,13 +79,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="runs per setting; the median is reported")
     args = ap.parse_args()
 
-    settings = Settings.load()
-    tmp_home = None
-    if settings.managed:
-        tmp_home = tempfile.TemporaryDirectory(prefix="sg-bench-")
-        settings = replace(settings, home=Path(tmp_home.name), neo4j_port=17698)
-        local_server.start(settings, quiet=True)
-    try:
+    with bench_server(17698) as settings:
         with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password,
                         settings.neo4j_database) as store:
             store.apply_schema()
@@ -99,10 +95,6 @@ def main() -> None:
                 print(f"{f'batches of {size:,}':<28}{rate:>12,.0f}{rate * edges_per_paper:>12,.0f}"
                       f"{rate / baseline:>13.1f}x")
             store.reset()
-    finally:
-        if tmp_home is not None:
-            local_server.stop(settings)
-            tmp_home.cleanup()
     starts = cold_start_seconds(settings.cache)
     print(f"cold start with cached jars: median {statistics.median(starts):.1f}s "
           f"(runs: {', '.join(f'{s:.1f}' for s in starts)}; target < 30 s)")
