@@ -87,6 +87,13 @@ class TextEncoder:
                 on_progress(len(order))
         return l2_normalize_rows(out)
 
+    def encode_fields(self, titles: Sequence[str | None], abstracts: Sequence[str | None],
+                      batch_size: int | None = None, on_progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Papers given as title and abstract. Most encoders read one text, the two joined; an encoder
+        that weighs fields separately (Citeomatic's NNSelect) overrides this."""
+        texts = [" ".join(t for t in (title, abstract) if t) for title, abstract in zip(titles, abstracts)]
+        return self.encode(texts, batch_size=batch_size, on_progress=on_progress)
+
     # --- persistence --------------------------------------------------------------------------------
 
     def save(self, directory: str | os.PathLike) -> Path:

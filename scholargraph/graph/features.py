@@ -186,34 +186,44 @@ def _write_vectors(store, ids: list[str], name: str, vectors: np.ndarray) -> int
 # --- models on disk -------------------------------------------------------------------------------
 
 
-def save_models(models_dir: Path, f: Features, version: str) -> dict[str, str]:
-    """Topic model and encoder under versioned directories; `current.json` points at the latest."""
+def current_model_paths(models_dir: Path) -> dict[str, str]:
+    """{"topics": dir, "encoder": dir} of the current models (empty before the first run)."""
+    current = models_dir / "current.json"
+    return json.loads(current.read_text()) if current.exists() else {}
+
+
+def make_current(models_dir: Path, paths: dict[str, str]) -> None:
+    """Point `current.json` at these model directories (others stay as they are)."""
+    models_dir.mkdir(parents=True, exist_ok=True)
+    current = {**current_model_paths(models_dir), **paths}
+    (models_dir / "current.json").write_text(json.dumps(current, indent=2))
+
+
+def save_models(models_dir: Path, f: Features, version: str, reused: dict[str, object] | None = None
+                ) -> dict[str, str]:
+    """Newly fitted topic model and encoder under versioned directories, made current. Models that were
+    loaded and used as they were (`reused`: {"topics": model, "encoder": encoder}) are not saved again."""
+    reused = reused or {}
     saved: dict[str, str] = {}
-    if f.topic_model is not None:
-        path = models_dir / "topics" / version
-        f.topic_model.save(path)
-        saved["topics"] = str(path)
-    if f.encoder is not None:
-        path = models_dir / "encoders" / version
-        f.encoder.save(path)
-        saved["encoder"] = str(path)
+    for kind, model, subdir in (("topics", f.topic_model, "topics"), ("encoder", f.encoder, "encoders")):
+        if model is not None and model is not reused.get(kind):
+            path = models_dir / subdir / version
+            model.save(path)
+            saved[kind] = str(path)
     if saved:
-        models_dir.mkdir(parents=True, exist_ok=True)
-        current = models_dir / "current.json"
-        previous = json.loads(current.read_text()) if current.exists() else {}
-        previous.update(saved)
-        current.write_text(json.dumps(previous, indent=2))
+        make_current(models_dir, saved)
     return saved
 
 
-def load_current_models(models_dir: Path) -> tuple[topics.TopicModel | None, object]:
-    current = models_dir / "current.json"
-    if not current.exists():
-        return None, None
-    paths = json.loads(current.read_text())
-    topic_model = topics.TopicModel.load(paths["topics"]) if "topics" in paths else None
-    encoder = load_encoder(paths["encoder"]) if "encoder" in paths else None
+def load_models(paths: dict[str, str]) -> tuple[topics.TopicModel | None, object]:
+    """(topic model, encoder) saved in these directories; None for a kind without a path."""
+    topic_model = topics.TopicModel.load(paths["topics"]) if paths.get("topics") else None
+    encoder = load_encoder(paths["encoder"]) if paths.get("encoder") else None
     return topic_model, encoder
+
+
+def load_current_models(models_dir: Path) -> tuple[topics.TopicModel | None, object]:
+    return load_models(current_model_paths(models_dir))
 
 
 # --- the command ------------------------------------------------------------------------------------
@@ -234,11 +244,12 @@ def gds_pagerank_features(store, snapshot: GraphSnapshot, f: Features, options: 
         f.venue_avg_citation = networks.venue_avg_citation(snapshot)
 
 
-def _fingerprint(stats: dict) -> str:
-    """What the features depend on, in counts: a change in any of them means a recompute."""
+def _fingerprint(stats: dict, models: dict[str, str]) -> str:
+    """What the features depend on: the graph in counts and the current models (a newly trained encoder,
+    such as Citeomatic's, means new semantic vectors). A change in any of them means a recompute."""
     keep = {"nodes": {k: stats["nodes"][k] for k in ("Paper", "Author", "Venue")},
             "relationships": {k: stats["relationships"][k] for k in ("CITES", "AUTHORED", "PUBLISHED_IN")},
-            "stubs": stats["stubs"]}
+            "stubs": stats["stubs"], "models": models}
     return json.dumps(keep, sort_keys=True)
 
 
@@ -254,7 +265,8 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
         if not store.has_gds():
             raise UsageError("this Neo4j has no Graph Data Science plugin: use --backend networkx, the docker-compose "
                              "server, or SCHOLARGRAPH_PLUGINS=apoc,gds for the managed one")
-    fingerprint = _fingerprint(store.stats())
+    stats = store.stats()
+    fingerprint = _fingerprint(stats, current_model_paths(models_dir))
     last = store.last_run("features")
     if (not force and options.as_of is None and last is not None and last.get("fingerprint") == fingerprint
             and set(options.only) <= set(json.loads(last.get("steps", "[]")))):
@@ -274,7 +286,8 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
         on_server = options.backend == "gds" and "pagerank" in options.only
         local = replace(options, only=tuple(s for s in options.only if s != "pagerank")) if on_server else options
         f = compute_features(snapshot, local, topic_model=topic_model, encoder=encoder, log=log)
-        saved = save_models(models_dir, f, version) if options.as_of is None else {}
+        reused = {"topics": topic_model, "encoder": encoder}
+        saved = save_models(models_dir, f, version, reused) if options.as_of is None else {}
         counts = write_features(store, snapshot, f, local, version, log=log)
         if on_server:
             # GDS reads the networks from the graph, so they are written first.
@@ -285,7 +298,9 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
                                   "error": str(exc)[:500]})
         raise
     store.record_run(run_id, {"id": run_id, "status": "succeeded", "finished_at": datetime.now(UTC),
-                              "fingerprint": fingerprint, "counts": json.dumps(counts),
+                              # with the models this run made current, so that the next run can skip
+                              "fingerprint": _fingerprint(stats, current_model_paths(models_dir)),
+                              "counts": json.dumps(counts),
                               "model_version": version, "models": json.dumps(saved)})
     lines = [f"features {','.join(options.only)} on {snapshot.n_papers:,} papers, {snapshot.n_authors:,} authors, "
              f"{snapshot.n_venues:,} venues" + ("" if options.as_of is None else f" as of {options.as_of}")

@@ -75,6 +75,12 @@ class GraphSnapshot:
     def venue_index(self) -> dict[str, int]:
         return {vid: i for i, vid in enumerate(self.venue_ids)}
 
+    def text_fields(self) -> tuple[Sequence[str | None], Sequence[str | None]]:
+        """Every paper's title and abstract (Nones when the snapshot has no text)."""
+        n = self.n_papers
+        return (self.titles if self.titles is not None else [None] * n,
+                self.abstracts if self.abstracts is not None else [None] * n)
+
     def text(self, i: int) -> str:
         """Title and abstract of paper i joined ('' when the snapshot has no text)."""
         title = self.titles[i] if self.titles is not None else None

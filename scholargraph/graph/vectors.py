@@ -33,9 +33,8 @@ FASTRP_WEIGHTS = (0.0, 1.0, 1.0, 0.5)
 
 def text_vectors(snapshot: GraphSnapshot, encoder: TextEncoder, batch_size: int | None = None,
                  on_progress: Callable[[int], None] | None = None) -> np.ndarray:
-    """(n_papers, encoder.dim): each paper's title + abstract encoded; zero rows where a paper has no text."""
-    return encoder.encode([snapshot.text(i) for i in range(snapshot.n_papers)], batch_size=batch_size,
-                          on_progress=on_progress)
+    """(n_papers, encoder.dim): each paper's title and abstract encoded; zero rows where a paper has no text."""
+    return encoder.encode_fields(*snapshot.text_fields(), batch_size=batch_size, on_progress=on_progress)
 
 
 def has_evidence(vectors: np.ndarray) -> np.ndarray:

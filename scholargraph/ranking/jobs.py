@@ -170,10 +170,11 @@ def _reviewers_step(ctx: JobContext) -> str:
 
     from scholargraph.errors import NotFitted
     from scholargraph.graph.snapshot import NO_YEAR
-    from scholargraph.ranking.reviewers.cli import build_index, recommend_reviewers
+    from scholargraph.ranking.reviewers.cli import index_for_model, load_model, recommend_reviewers
 
     try:
-        index = build_index(ctx.store, ctx.models_dir, ctx.quiet)
+        _, meta = load_model(ctx.models_dir)
+        index = index_for_model(ctx.store, ctx.models_dir, meta, ctx.quiet)
         snap = index.snapshot
         dated = (snap.paper_year != NO_YEAR) & ~snap.paper_stub
         latest = dated if ctx.full else dated & (snap.paper_year == snap.max_year)

@@ -12,9 +12,11 @@ import click
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.cli import emit_lines
 from scholargraph.graph.connect import open_store
+from scholargraph.graph.features import make_current
 from scholargraph.graph.scoring import ScoringRun
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ranking.citations.bm25 import BM25
+from scholargraph.ranking.citations.encoder import SELECTOR_DIR, CiteomaticEncoder
 from scholargraph.ranking.citations.nnrank import NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.recommender import (
@@ -66,12 +68,19 @@ def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets
                                   ranker=None if no_ranker else NNRank(), quiet=obj.quiet)
     version = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     base = obj.settings.models_dir / MODEL_SUBDIR / version
-    meta = {"version": version, "as_of": as_of, "selector": str(rec.selector.save(base / "nnselect"))}
+    # The selector is saved once, as the Citeomatic text encoder, which becomes the graph's encoder.
+    encoder_dir = CiteomaticEncoder.from_selector(rec.selector).save(base / "encoder")
+    meta = {"version": version, "as_of": as_of, "selector": str(encoder_dir / SELECTOR_DIR)}
     if rec.ranker is not None:
         meta["ranker"] = str(rec.ranker.save(base / "nnrank"))
     _current(obj.settings.models_dir).write_text(json.dumps(meta, indent=2))
     click.echo(f"trained NNSelect{'' if no_ranker else ' + NNRank'} on {snapshot.n_papers:,} papers"
                f"{'' if as_of is None else f' as of {as_of}'} in {time.perf_counter() - t0:.1f}s -> {base}")
+    if as_of is not None:
+        return  # a model of the past is for evaluation; the graph keeps its encoder
+    make_current(obj.settings.models_dir, {"encoder": str(encoder_dir)})
+    click.echo("the Citeomatic encoder is now the graph's text encoder: the next `scholargraph features` run "
+               "rewrites Paper.semanticVector with it, and the next `reviewers train` uses it")
 
 
 def _queries_from_options(queries: str | None, title: str | None, abstract: str | None,

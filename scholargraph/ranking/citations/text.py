@@ -194,7 +194,7 @@ class Corpus:
     def of(cls, snapshot: GraphSnapshot, vocabulary: Vocabulary, bags: Bags | None = None) -> Corpus:
         """`bags` (the snapshot's, under this vocabulary) saves tokenising again when the caller has them."""
         if bags is None:
-            bags = Bags.of(vocabulary, *paper_texts(snapshot))
+            bags = Bags.of(vocabulary, *snapshot.text_fields())
         has_text = (np.diff(bags.title.indptr) + np.diff(bags.abstract.indptr)) > 0
         cited = np.asarray(snapshot.citations.sum(axis=0)).ravel().astype(np.float32)
         return cls(snapshot, vocabulary, bags, np.asarray(snapshot.paper_year), cited, has_text)
@@ -226,13 +226,6 @@ class Corpus:
         if len(ex):
             mask[ex] = False
         return mask
-
-
-def paper_texts(snapshot: GraphSnapshot) -> tuple[Sequence[str | None], Sequence[str | None]]:
-    n = snapshot.n_papers
-    titles = snapshot.titles if snapshot.titles is not None else [None] * n
-    abstracts = snapshot.abstracts if snapshot.abstracts is not None else [None] * n
-    return titles, abstracts
 
 
 def count_fields(titles: Sequence[str | None], abstracts: Sequence[str | None],
@@ -281,7 +274,7 @@ def select_columns(m: sp.csr_matrix, remap: np.ndarray, n_columns: int) -> sp.cs
 
 def fit_vocabulary(snapshot: GraphSnapshot, max_size: int = 50_000, min_df: int = 2) -> tuple[Vocabulary, Bags]:
     """Vocabulary of a snapshot's texts (document = title + abstract) and its per-field bags, in one pass."""
-    words, title, abstract = count_fields(*paper_texts(snapshot))
+    words, title, abstract = count_fields(*snapshot.text_fields())
     both = (title + abstract).tocsr()
     both.data[:] = 1.0
     df = np.asarray(both.sum(axis=0)).ravel().astype(np.int64)
@@ -311,4 +304,4 @@ def intersection_idf(query: sp.csr_matrix, docs: sp.csr_matrix, idf: np.ndarray)
 
 
 __all__ = ["FIELDS", "STOPWORDS", "Bags", "Corpus", "Vocabulary", "count_fields", "fit_vocabulary", "intersection_idf",
-           "paper_texts", "raw_tokens", "select_columns", "shared_terms", "tokenize"]
+           "raw_tokens", "select_columns", "shared_terms", "tokenize"]

@@ -12,7 +12,7 @@ import click
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.cli import emit_lines
 from scholargraph.graph.connect import open_store
-from scholargraph.graph.features import load_current_models
+from scholargraph.graph.features import current_model_paths, load_models
 from scholargraph.graph.scoring import ScoringRun
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ranking.metrics import format_run_lines, read_qrels
@@ -26,11 +26,18 @@ def _current(models_dir: Path) -> Path:
     return models_dir / MODEL_SUBDIR / "current.json"
 
 
-def build_index(store, models_dir: Path, quiet: bool) -> EvidenceIndex:
-    """Evidence over the graph as it is now, with the graph's own encoder and topic model when saved."""
+def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | None = None) -> EvidenceIndex:
+    """Evidence over the graph as it is now, with the encoder and topic model saved in `models`
+    ({"topics": dir, "encoder": dir}; by default the graph's current ones, when saved)."""
     snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
-    topic_model, encoder = load_current_models(models_dir)
+    topic_model, encoder = load_models(current_model_paths(models_dir) if models is None else models)
     return EvidenceIndex.build(snapshot, encoder=encoder, topic_model=topic_model)
+
+
+def index_for_model(store, models_dir: Path, meta: dict, quiet: bool) -> EvidenceIndex:
+    """Evidence read with the encoder and topic model the reviewer model was trained with (a later
+    `citations train` or `features --retrain` changes the graph's current ones, not this model's inputs)."""
+    return build_index(store, models_dir, quiet, models=meta.get("evidence_models"))
 
 
 def load_model(models_dir: Path) -> tuple[RecoRank, dict]:
@@ -78,8 +85,9 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None) -> N
     if (queries is None) != (qrels is None):
         raise UsageError("--queries and --qrels go together")
     t0 = time.perf_counter()
+    evidence_models = current_model_paths(obj.settings.models_dir)
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        index = build_index(store, obj.settings.models_dir, obj.quiet)
+        index = build_index(store, obj.settings.models_dir, obj.quiet, models=evidence_models)
     pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=min_papers)
     judged = []
     if queries:
@@ -90,7 +98,8 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None) -> N
     path = obj.settings.models_dir / MODEL_SUBDIR / version
     model.save(path)
     _current(obj.settings.models_dir).write_text(json.dumps({"path": str(path), "version": version,
-                                                             "min_papers": min_papers}, indent=2))
+                                                             "min_papers": min_papers,
+                                                             "evidence_models": evidence_models}, indent=2))
     click.echo(f"trained RECO-Rank on {model.fit_info_.get('queries', 0):,} queries "
                f"({model.fit_info_.get('judged', 0)} judged) with a pool of {len(pool):,} reviewers "
                f"in {time.perf_counter() - t0:.1f}s -> {path}")
@@ -100,7 +109,7 @@ def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: 
                         pool_file: str | None = None, candidates_file: str | None = None, k: int = 10,
                         coi: bool = True, write: bool = False, quiet: bool = True, index: EvidenceIndex | None = None):
     model, meta = load_model(models_dir)
-    index = index or build_index(store, models_dir, quiet)
+    index = index or index_for_model(store, models_dir, meta, quiet)
     queries = [index.query_for_paper(p) for p in paper_ids]
     if queries_file:
         queries += index.read_queries(queries_file)

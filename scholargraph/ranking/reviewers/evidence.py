@@ -340,7 +340,9 @@ class EvidenceIndex:
         text_vectors = np.zeros((snapshot.n_papers, 1), dtype=np.float32)
         topic_vectors = np.zeros((snapshot.n_papers, 1), dtype=np.float32)
         if len(idx):
-            enc = np.asarray(encoder.encode([texts[i] for i in idx]), dtype=np.float32)
+            titles, abstracts = snapshot.text_fields()
+            enc = np.asarray(encoder.encode_fields([titles[i] for i in idx], [abstracts[i] for i in idx]),
+                             dtype=np.float32)
             text_vectors = np.zeros((snapshot.n_papers, enc.shape[1]), dtype=np.float32)
             text_vectors[idx] = enc
             top = _topic_rows(topic_model, [texts[i] for i in idx])

@@ -99,3 +99,33 @@ def test_unknown_step_is_a_usage_error(step):
 
     result = CliRunner().invoke(main, ["features", "--only", f"{step},bogus"])
     assert result.exit_code == 2 and "unknown step" in result.output
+
+
+def test_a_newly_trained_citeomatic_encoder_rewrites_the_semantic_vectors(store, tmp_path):
+    from scholargraph.graph.features import current_model_paths, make_current
+    from scholargraph.ranking.citations.encoder import CiteomaticEncoder
+    from scholargraph.ranking.citations.nnselect import NNSelect
+
+    hand_built(store)
+    models = tmp_path / "models"
+    options = FeatureOptions(only=("topics", "vectors"), num_topics=2)
+    run_features(store, models, options)
+    saved = current_model_paths(models)
+    assert "up to date" in run_features(store, models, options)
+    # A forced rerun reuses the saved models as they are: nothing new on disk, current.json unchanged.
+    run_features(store, models, options, force=True)
+    assert current_model_paths(models) == saved and len(list((models / "encoders").iterdir())) == 1
+
+    snap = GraphSnapshot.from_store(store, with_text=True)
+    selector = NNSelect(dim=8, epochs=1, min_df=1, k_nn=3).fit(snap)
+    path = CiteomaticEncoder.from_selector(selector).save(models / "citations" / "v1" / "encoder")
+    make_current(models, {"encoder": str(path)})
+    report = run_features(store, models, options)  # the encoder changed: not up to date any more
+    assert "Paper.semanticVector: 5" in report
+    ids, values = store.read_nodes("Paper", ["semantic_vector"])
+    expected = selector.encode(*snap.text_fields())
+    got = np.array(values["semantic_vector"])
+    assert got.shape == (5, 8)
+    np.testing.assert_allclose(got[np.argsort(ids)], expected[np.argsort(snap.paper_ids)], atol=1e-5)
+    assert store.vector_query("paper_semantic_vector", got[0], 1)[0][0] == ids[0]
+    assert "up to date" in run_features(store, models, options)
