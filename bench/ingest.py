@@ -60,18 +60,20 @@ def _files(path: str) -> list[str]:
 
 
 def measure(store: Neo4jStore, fmt: str, path: str, batch_size: int, tmp: Path, label: str,
-            baseline_records: int) -> None:
+            baseline_records: int, writers: int = 1) -> None:
     baseline = per_record_baseline(store, fmt, path, baseline_records)
     store.reset()
     t0 = time.perf_counter()
     summary = ingest(store, fmt, [path], quarantine_path=tmp / f"{label}.quarantine.jsonl",
-                     checkpoint_dir=tmp / "ckpt", batch_size=batch_size, restart=True, quiet=True)
+                     checkpoint_dir=tmp / "ckpt", batch_size=batch_size, restart=True, quiet=True,
+                     writers=writers)
     wall = time.perf_counter() - t0
     papers_s = summary.written / wall
     edges_s = (summary.authorships + summary.citations) / wall
     print(f"{label}: {summary.read:,} records, {summary.written:,} papers, "
           f"{summary.authorships + summary.citations:,} edges in {wall:.1f}s")
-    print(f"  batched (size {batch_size:,}): {papers_s:,.0f} papers/s, {edges_s:,.0f} edges/s")
+    print(f"  batched (size {batch_size:,}, {writers} writer thread(s)): {papers_s:,.0f} papers/s, "
+          f"{edges_s:,.0f} edges/s")
     print(f"  1 tx per record (baseline): {baseline:,.0f} papers/s -> ratio {papers_s / baseline:.1f}x")
     print(f"  quarantined {summary.quarantined:,} {dict(summary.quarantine_reasons)}, "
           f"dropped {summary.dropped:,} {dict(summary.drop_reasons)}")
@@ -85,6 +87,11 @@ def main() -> None:
                     help="also generate and ingest a synthetic AMiner corpus of this size (e.g. 1000000)")
     ap.add_argument("--batch-size", type=int, default=2000)
     ap.add_argument("--baseline-records", type=int, default=300)
+    ap.add_argument("--writers", type=int, default=1, help="writer threads of the loader")
+    ap.add_argument("--skip-acm", action="store_true")
+    ap.add_argument("--keep", action="store_true",
+                    help="leave the last corpus in the database (with SCHOLARGRAPH_NEO4J_URI, for bench/features.py "
+                         "--reuse)")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="sg-bench-ingest-"))
@@ -92,8 +99,11 @@ def main() -> None:
         with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password,
                         settings.neo4j_database) as store:
             store.apply_schema()
-            if Path(args.acm).exists():
-                measure(store, "bibtex", args.acm, args.batch_size, work, "ACM-CR", args.baseline_records)
+            if args.skip_acm:
+                pass
+            elif Path(args.acm).exists():
+                measure(store, "bibtex", args.acm, args.batch_size, work, "ACM-CR", args.baseline_records,
+                        args.writers)
             else:
                 print(f"ACM-CR not found at {args.acm}: skipped")
             if args.synthetic_papers:
@@ -104,8 +114,9 @@ def main() -> None:
                 synth.generate(synth.SynthParams(papers=args.synthetic_papers, seed=7), out)
                 print(f"generated {args.synthetic_papers:,} synthetic papers in {time.perf_counter() - t0:.1f}s")
                 measure(store, "aminer", str(out / "corpus.aminer.jsonl"), args.batch_size, work,
-                        f"synthetic {args.synthetic_papers:,}", args.baseline_records)
-            store.reset()
+                        f"synthetic {args.synthetic_papers:,}", args.baseline_records, args.writers)
+            if not args.keep:
+                store.reset()
 
 
 if __name__ == "__main__":

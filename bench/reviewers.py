@@ -128,10 +128,12 @@ def cmd_synthetic(args) -> None:
         synthetic_experiment,
     )
 
-    world = Path(args.world or f"/tmp/reco/synth{args.papers // 1000}k")
+    roles = "" if (args.experts, args.cross_experts) == (6, 2) else f"-e{args.experts}x{args.cross_experts}"
+    world = Path(args.world or f"/tmp/reco/synth{args.papers // 1000}k{roles}")
     if not (world / "reviewers.qrels").exists():
         _log(f"generating {args.papers} papers in {world}")
-        generate(SynthParams(papers=args.papers, seed=args.seed), world)
+        generate(SynthParams(papers=args.papers, seed=args.seed, reviewer_experts=args.experts,
+                             reviewer_cross_experts=args.cross_experts), world)
     snap = snapshot_from_files("aminer", [str(world / "corpus.aminer.jsonl")])
     _log(f"snapshot: {snap.n_papers} papers, {snap.n_authors} authors")
     index = build_index(snap, Path(args.cache) / world.name)
@@ -270,6 +272,10 @@ def main(argv=None) -> None:
         if name == "synthetic":
             p.add_argument("--papers", type=int, default=25_000)
             p.add_argument("--world", default=None)
+            p.add_argument("--experts", type=int, default=6,
+                           help="same-vocabulary deep experts among each submission's candidates")
+            p.add_argument("--cross-experts", type=int, default=2,
+                           help="planted cross-domain experts of each kind among each submission's candidates")
         if name in ("nips", "acm"):
             p.add_argument("--test-year", type=int, default=None)
             p.add_argument("--min-papers", type=int, default=None)

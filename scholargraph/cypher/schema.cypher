@@ -12,3 +12,5 @@ CREATE INDEX author_name IF NOT EXISTS FOR (a:Author) ON (a.name);
 CREATE CONSTRAINT paper_alias_id IF NOT EXISTS FOR (a:PaperAlias) REQUIRE a.id IS UNIQUE;
 // Internal: the scoring-job lock (one node per lock name, leased).
 CREATE CONSTRAINT job_lock_id IF NOT EXISTS FOR (l:JobLock) REQUIRE l.id IS UNIQUE;
+// Scoring jobs find the papers changed since their watermark (ms since the epoch, server clock).
+CREATE INDEX paper_ingested_at IF NOT EXISTS FOR (p:Paper) ON (p.ingestedAt);

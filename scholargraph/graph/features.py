@@ -254,7 +254,8 @@ def _fingerprint(stats: dict, models: dict[str, str]) -> str:
 
 
 def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: bool = False, force: bool = False,
-                 quiet: bool = True, log: Callable[[str], None] = lambda _: None) -> str:
+                 quiet: bool = True, log: Callable[[str], None] = lambda _: None, run_props: dict | None = None
+                 ) -> str:
     """The `features` command: skip when nothing changed since the last successful run, else recompute
     (reusing the saved topic model and encoder unless `retrain`), write back and record a ScoringRun."""
     if options.backend not in ("networkx", "gds"):
@@ -276,7 +277,8 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
     version = started_at.strftime("%Y%m%dT%H%M%S%f")  # microseconds: two runs in one second stay apart
     run_id = f"features-{version}" + ("" if options.as_of is None else f"-as-of-{options.as_of}")
     store.record_run(run_id, {"job": "features", "status": "running", "started_at": started_at,
-                              "steps": json.dumps(list(options.only))})
+                              "heartbeat_at": started_at, "steps": json.dumps(list(options.only)),
+                              **(run_props or {})})
     try:
         snapshot = GraphSnapshot.from_store(store, with_text=bool(set(options.only) & {"topics", "vectors"}),
                                             quiet=quiet)

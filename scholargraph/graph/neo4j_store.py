@@ -198,14 +198,14 @@ class Neo4jStore:
                 return session.execute_read(work)
         return self._guard(call)
 
-    def run_autocommit(self, query_name: str, /, **params) -> None:
+    def run_autocommit(self, query_name: str, /, **params) -> list[dict]:
         """For `CALL { ... } IN TRANSACTIONS`, which needs an implicit transaction."""
         query = cypher.load(query_name)
 
         def call():
             with self._session() as session:
-                session.run(query, **params).consume()
-        self._guard(call)
+                return [r.data() for r in session.run(query, **params)]
+        return self._guard(call)
 
     def stream(self, query_name: str, /, fetch_size: int = 10_000, **params) -> Iterator[neo4j.Record]:
         """Records of a read query as they arrive, without holding the whole result."""
@@ -416,6 +416,21 @@ class Neo4jStore:
         _check(rel_type, SCORE_EDGE_TYPES)
         self.run_autocommit(f"store/delete_old_{rel_type.lower()}", runId=run_id)
 
+    def carry_forward_scores(self, rel_type: str, run_id: str, rescored: Sequence[str]) -> tuple[int, int]:
+        """Copy the current run's score edges of the papers not in `rescored` to run `run_id` (an
+        incremental run keeps what it did not recompute); (edges, papers) carried."""
+        _check(rel_type, ("SUGGESTED_REVIEWER", "RECOMMENDED_CITATION"))
+        row = self.run_autocommit(f"store/carry_forward_{rel_type.lower()}", runId=run_id, rescored=list(rescored))
+        return (int(row[0]["edges"]), int(row[0]["papers"])) if row else (0, 0)
+
+    def server_time(self) -> int:
+        """The server's clock in ms since the epoch (the clock of Paper.ingestedAt)."""
+        return int(self.run_read("store/server_time")[0]["now"])
+
+    def changed_papers(self, since: int) -> list[str]:
+        """Ids of the non-stub papers ingested or changed after `since` (server ms)."""
+        return [r["id"] for r in self.run_read("store/changed_papers", since=int(since))]
+
     def current_run(self, job: str) -> dict | None:
         rows = self.run_read("store/current_run", job=job)
         return rows[0]["props"] if rows else None
@@ -423,8 +438,8 @@ class Neo4jStore:
     def run_history(self, limit: int = 20) -> list[dict]:
         return self.run_read("store/run_history", limit=limit)
 
-    def fail_stale_runs(self, lease_seconds: int) -> int:
-        return self.run_write("store/fail_stale_runs", lease=lease_seconds)[0]["failed"]
+    def fail_stale_runs(self, lease_seconds: int, lock_owner: str) -> int:
+        return self.run_write("store/fail_stale_runs", lease=lease_seconds, owner=lock_owner)[0]["failed"]
 
     def acquire_lock(self, name: str, owner: str, lease_seconds: int) -> tuple[bool, str, str]:
         row = self.run_write("store/lock_acquire", name=name, owner=owner, lease=lease_seconds)[0]

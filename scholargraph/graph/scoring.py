@@ -27,12 +27,17 @@ class ScoringRun:
     job: str
     props: dict = field(default_factory=dict)
     run_id: str = ""
+    counts: dict = field(default_factory=dict)  # what publish() wrote and carried
 
     def __enter__(self) -> ScoringRun:
         self.run_id = self.run_id or new_run_id(self.job)
+        # The watermark (server clock) says which papers the next incremental run must rescore; a job
+        # passes the time it read the graph, before computing, so nothing ingested meanwhile is missed.
+        watermark = self.props.get("watermark") or self.store.server_time()
         self.store.record_run(self.run_id, {"id": self.run_id, "job": self.job, "status": "running",
                                             "started_at": datetime.now(UTC),
-                                            "heartbeat_at": datetime.now(UTC), **self.props})
+                                            "heartbeat_at": datetime.now(UTC), **self.props,
+                                            "watermark": watermark})
         return self
 
     def heartbeat(self) -> None:
@@ -40,11 +45,18 @@ class ScoringRun:
 
     def publish(self, rows: Iterable[dict], counts: dict | None = None, node_label: str | None = None,
                 node_ids: Sequence[str] = (), node_props: dict[str, Sequence] | None = None,
-                extra: dict | None = None) -> int:
-        """Write this run's score edges, switch it in, then drop older runs' edges and set node scores."""
+                extra: dict | None = None, rescored: Sequence[str] | None = None) -> int:
+        """Write this run's score edges, switch it in, then drop older runs' edges and set node scores.
+        An incremental run gives `rescored`, the papers it scored: the current run's edges of every other
+        paper are carried into this run before the switch, so readers still see them afterwards."""
         rel = JOB_EDGE[self.job]
         written = self.store.write_scores(rel, rows, self.run_id)
-        self.store.record_run(self.run_id, {"counts": json.dumps({**(counts or {}), rel: written}), **(extra or {})})
+        counts = {**(counts or {}), rel: written}
+        if rescored is not None:
+            edges, papers = self.store.carry_forward_scores(rel, self.run_id, rescored)
+            counts.update({"carriedEdges": edges, "carriedPapers": papers})
+        self.counts = counts
+        self.store.record_run(self.run_id, {"counts": json.dumps(counts), **(extra or {})})
         self.store.switch_run(self.run_id)
         self.store.delete_old_scores(rel, self.run_id)
         if node_label and node_props:

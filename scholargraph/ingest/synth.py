@@ -90,6 +90,10 @@ class SynthParams:
     window: int = 5  # young author: first first-author paper in [T-W+1, T]
     reviewer_queries: int = 50
     citation_queries: int = 100
+    # reviewer candidates per submission: deep experts writing its modern vocabulary, and planted
+    # cross-domain experts of each kind (traditional vocabulary; neighbouring field's vocabulary)
+    reviewer_experts: int = 6
+    reviewer_cross_experts: int = 2
     # model knobs; the defaults are documented in docs/synthetic.md
     growth: float = 0.06  # papers per year grow by this rate (science grows ~4-6%/yr)
     p_cross: float = 0.15  # share of papers mixing two topics
@@ -126,6 +130,8 @@ class SynthParams:
             raise ValueError(f"as-of year {t} + horizon {self.horizon} goes past end year {self.end_year}")
         if t - self.window < self.start_year:
             raise ValueError(f"as-of year {t} - window {self.window} is before start year {self.start_year}")
+        if not 0 <= self.reviewer_experts <= 20 or not 0 <= self.reviewer_cross_experts <= 20:
+            raise ValueError("reviewer experts and cross-domain experts per submission must be between 0 and 20")
         if not 0 <= self.reviewer_queries <= 10_000 or not 0 <= self.citation_queries <= 100_000:
             raise ValueError("query counts must be between 0 and 10,000 (reviewers) / 100,000 (citations)")
         for name in ("p_cross", "p_external", "p_self"):
@@ -1147,8 +1153,11 @@ class _World:
 
     # --- reviewer queries: held-out submissions with planted cross-domain experts ----------------------
 
-    ROLE_QUOTAS = (("expert", 6), ("cross-traditional", 2), ("cross-neighbour", 2), ("same-topic", 6),
-                   ("neighbour-field", 5), ("random", 6))
+    def role_quotas(self) -> tuple[tuple[str, int], ...]:
+        p = self.p
+        return (("expert", p.reviewer_experts), ("cross-traditional", p.reviewer_cross_experts),
+                ("cross-neighbour", p.reviewer_cross_experts), ("same-topic", 6), ("neighbour-field", 5),
+                ("random", 6))
 
     def _write_reviewer_queries(self) -> dict:
         p, A, R = self.p, self.A, self.R
@@ -1248,7 +1257,7 @@ class _World:
             "random": np.ones(na, dtype=bool),
         }
         roles: dict[int, str] = {}
-        for role, quota in self.ROLE_QUOTAS:
+        for role, quota in self.role_quotas():
             cand = np.flatnonzero(masks[role] & eligible)
             cand = cand[[c not in roles for c in cand.tolist()]] if roles else cand
             if len(cand) == 0:

@@ -36,13 +36,17 @@ from scholargraph.progress import progress
               help="Held-out submissions with graded reviewer candidates.")
 @click.option("--citation-queries", type=int, default=100, show_default=True,
               help="Held-out papers with their true references.")
+@click.option("--reviewer-experts", type=int, default=6, show_default=True,
+              help="Reviewer candidates per submission who are deep experts in its own vocabulary.")
+@click.option("--reviewer-cross-experts", type=int, default=2, show_default=True,
+              help="Planted cross-domain experts per submission, of each of the two kinds.")
 @click.option("--overwrite", is_flag=True, help="Replace a synthetic world already in --out.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
 def synth_command(ctx: click.Context, papers: int, out_dir: Path, fmt: str, seed: int, start_year: int,
                   end_year: int, topics: int, mean_refs: float, cross_share: float, stub_share: float,
                   as_of: int | None, horizon: int, window: int, reviewer_queries: int, citation_queries: int,
-                  overwrite: bool, quiet: bool) -> None:
+                  reviewer_experts: int, reviewer_cross_experts: int, overwrite: bool, quiet: bool) -> None:
     """Generate a synthetic corpus whose hidden truth is known: reviewer judgments (with planted
     cross-domain experts), rising-star increments and held-out citation lists.
 
@@ -53,7 +57,8 @@ def synth_command(ctx: click.Context, papers: int, out_dir: Path, fmt: str, seed
     params = SynthParams(
         papers=papers, seed=seed, start_year=start_year, end_year=end_year, fmt=fmt, topics=topics,
         mean_refs=mean_refs, p_cross=cross_share, p_external=stub_share, as_of=as_of, horizon=horizon,
-        window=window, reviewer_queries=reviewer_queries, citation_queries=citation_queries)
+        window=window, reviewer_queries=reviewer_queries, citation_queries=citation_queries,
+        reviewer_experts=reviewer_experts, reviewer_cross_experts=reviewer_cross_experts)
     try:
         params.validate()
     except ValueError as exc:

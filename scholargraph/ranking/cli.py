@@ -63,6 +63,7 @@ def schedule_cmd(obj, cron: str, only: str, full: bool) -> None:
 
         try:
             with open_store(obj.settings, quiet=True) as store:
+                store.apply_schema()
                 report = run_pipeline(store, obj.settings.models_dir, steps, full=full, quiet=True, log=_log(obj))
             click.echo(f"scheduled run finished in {report.seconds:.1f}s: "
                        + "; ".join(f"{s}: {m}" for s, m in report.steps))

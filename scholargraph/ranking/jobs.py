@@ -32,6 +32,10 @@ class JobContext:
     quiet: bool = True
     log: Callable[[str], None] = lambda _msg: None
     heartbeat: Callable[[], None] = lambda: None
+    lock_owner: str | None = None  # recorded on each ScoringRun: the next lock holder knows it is dead
+
+    def run_props(self, watermark: int) -> dict:
+        return {"watermark": watermark, "lock_owner": self.lock_owner}
 
 
 @dataclass
@@ -103,10 +107,12 @@ def run_pipeline(store, models_dir, only: tuple[str, ...] = PIPELINE, full: bool
     report = JobReport()
     t0 = time.perf_counter()
     with LeasedLock(store, lease_seconds) as lock:
-        abandoned = store.fail_stale_runs(lease_seconds)
+        abandoned = store.fail_stale_runs(lease_seconds, lock.owner)
         if abandoned:
-            log(f"marked {abandoned} abandoned run(s) as failed (their lease expired)")
-        ctx = JobContext(store=store, models_dir=models_dir, full=full, quiet=quiet, log=log)
+            note = f"marked {abandoned} abandoned run(s) as failed (their process stopped; the lease expired)"
+            report.steps.append(("recovery", note))
+            log(note)
+        ctx = JobContext(store=store, models_dir=models_dir, full=full, quiet=quiet, log=log, lock_owner=lock.owner)
         for step in (s for s in PIPELINE if s in only):
             if lock.lost:
                 raise JobLocked("the scoring lock was lost (lease expired): stopping before the next step")
@@ -123,67 +129,120 @@ def _features_step(ctx: JobContext) -> str:
     from scholargraph.graph.features import FeatureOptions, run_features
 
     return run_features(ctx.store, ctx.models_dir, FeatureOptions(), force=ctx.full, quiet=ctx.quiet,
-                        log=ctx.log).splitlines()[0]
+                        log=ctx.log, run_props={"lock_owner": ctx.lock_owner}).splitlines()[0]
+
+
+@dataclass
+class Increment:
+    """What a scoring step must do this run: `watermark` (server clock, read before the graph) is recorded
+    on its ScoringRun; `changed` lists the papers ingested or changed since the current run's watermark,
+    or is None for a full run (`--full`, no current run yet, or a model trained since)."""
+
+    watermark: int
+    last: dict | None
+    changed: list[str] | None
+
+    @property
+    def nothing_changed(self) -> bool:
+        return self.changed is not None and not self.changed
+
+    def skipped(self) -> str:
+        return f"nothing changed since run {self.last['id']}: its scores stay current"
+
+
+def increment(ctx: JobContext, job: str, model_version: str | None) -> Increment:
+    watermark = ctx.store.server_time()
+    last = ctx.store.current_run(job)
+    if (ctx.full or last is None or last.get("watermark") is None
+            or (model_version is not None and last.get("modelVersion") != model_version)):
+        return Increment(watermark, last, None)
+    return Increment(watermark, last, ctx.store.changed_papers(last["watermark"]))
 
 
 @register_step("rising-stars")
 def _rising_stars_step(ctx: JobContext) -> str:
+    """Every young researcher is rescored when anything changed: PageRank and the per-topic percentiles
+    are global, so one new paper can move anyone."""
     from scholargraph.errors import NotFitted
-    from scholargraph.ranking.rising_stars.cli import score_rising_stars
+    from scholargraph.ranking.rising_stars.cli import load_model, score_rising_stars
 
     try:
-        return score_rising_stars(ctx.store, ctx.models_dir, None, quiet=ctx.quiet)
+        _, meta = load_model(ctx.models_dir)
+        inc = increment(ctx, "rising-stars", meta["version"])
+        if inc.nothing_changed:
+            return inc.skipped()
+        summary = score_rising_stars(ctx.store, ctx.models_dir, None, quiet=ctx.quiet,
+                                     run_props=ctx.run_props(inc.watermark))
     except NotFitted as exc:
         return f"skipped: {exc}"
+    return summary if inc.changed is None else f"{len(inc.changed):,} papers changed: {summary}"
+
+
+def _latest_papers(snapshot, full: bool, cap: int) -> list[str]:
+    """A full run's queries: the dated papers of the latest year (all of them with --full), at most `cap`."""
+    import numpy as np
+
+    from scholargraph.graph.snapshot import NO_YEAR
+
+    years = snapshot.paper_year
+    dated = (years != NO_YEAR) & ~snapshot.paper_stub
+    pick = np.flatnonzero(dated if full else dated & (years == snapshot.max_year))[:cap]
+    return [snapshot.paper_ids[i] for i in pick]
 
 
 @register_step("citations")
 def _citations_step(ctx: JobContext) -> str:
-    """Recommended citations for the papers of the latest year (all papers with --full), bounded."""
-    import numpy as np
-
+    """Recommended citations for the papers changed since the last run; a full run (the first, --full,
+    or a new model) takes the papers of the latest year (all with --full), bounded."""
     from scholargraph.errors import NotFitted
     from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
-    from scholargraph.ranking.citations.cli import recommend_citations
+    from scholargraph.ranking.citations.cli import load_meta, recommend_citations
     from scholargraph.ranking.citations.recommender import Query
 
-    snapshot = GraphSnapshot.from_store(ctx.store, with_text=True, quiet=ctx.quiet)
-    years = snapshot.paper_year
-    dated = (years != NO_YEAR) & ~snapshot.paper_stub
-    pick = np.flatnonzero(dated if ctx.full else dated & (years == snapshot.max_year))[:MAX_JOB_QUERIES]
-    queries = [Query(snapshot.paper_ids[i], snapshot.titles[i], snapshot.abstracts[i], int(years[i])) for i in pick]
     try:
+        inc = increment(ctx, "citations", load_meta(ctx.models_dir)["version"])
+        if inc.nothing_changed:
+            return inc.skipped()
+        snapshot = GraphSnapshot.from_store(ctx.store, with_text=True, quiet=ctx.quiet)
+        ids = _latest_papers(snapshot, ctx.full, MAX_JOB_QUERIES) if inc.changed is None else [
+            p for p in inc.changed if p in snapshot.paper_index]
+        rows = [snapshot.paper_index[p] for p in ids]
+        years = snapshot.paper_year
+        queries = [Query(snapshot.paper_ids[i], snapshot.titles[i], snapshot.abstracts[i],
+                         None if years[i] == NO_YEAR else int(years[i])) for i in rows]
         _, _, note = recommend_citations(ctx.store, ctx.models_dir, queries, k=20, quiet=ctx.quiet, write=True,
-                                         snapshot=snapshot)
+                                         snapshot=snapshot, replace_all=inc.changed is None,
+                                         run_props=ctx.run_props(inc.watermark))
     except NotFitted as exc:
         return f"skipped: {exc}"
-    return note
+    return note if inc.changed is None else f"{len(inc.changed):,} papers changed: {note}"
 
 
-MAX_JOB_QUERIES = 2000  # papers per scoring run; a bigger backlog is worked off over several runs
+MAX_JOB_QUERIES = 2000  # papers of a full citations run (each incremental run takes every changed paper)
 
 
 @register_step("reviewers")
 def _reviewers_step(ctx: JobContext) -> str:
-    """Suggested reviewers for the papers of the latest year (all papers with --full), bounded."""
-    import numpy as np
-
+    """Suggested reviewers for the papers changed since the last run; a full run (the first, --full, or a
+    new model) takes the papers of the latest year (all with --full), bounded."""
     from scholargraph.errors import NotFitted
-    from scholargraph.graph.snapshot import NO_YEAR
     from scholargraph.ranking.reviewers.cli import index_for_model, load_model, recommend_reviewers
 
     try:
         _, meta = load_model(ctx.models_dir)
+        inc = increment(ctx, "reviewers", meta["version"])
+        if inc.nothing_changed:
+            return inc.skipped()
         index = index_for_model(ctx.store, ctx.models_dir, meta, ctx.quiet)
         snap = index.snapshot
-        dated = (snap.paper_year != NO_YEAR) & ~snap.paper_stub
-        latest = dated if ctx.full else dated & (snap.paper_year == snap.max_year)
-        pick = np.flatnonzero(latest)[:MAX_JOB_REVIEW_QUERIES]
-        _, note = recommend_reviewers(ctx.store, ctx.models_dir, paper_ids=[snap.paper_ids[i] for i in pick],
-                                      write=True, quiet=ctx.quiet, index=index)
+        ids = _latest_papers(snap, ctx.full, MAX_JOB_REVIEW_QUERIES) if inc.changed is None else [
+            p for p in inc.changed if p in snap.paper_index]
+        _, note = recommend_reviewers(ctx.store, ctx.models_dir, paper_ids=ids, write=True, quiet=ctx.quiet,
+                                      index=index, replace_all=inc.changed is None,
+                                      run_props=ctx.run_props(inc.watermark))
     except NotFitted as exc:
         return f"skipped: {exc}"
-    return note
+    return note if inc.changed is None else f"{len(inc.changed):,} papers changed: {note}"
 
 
-MAX_JOB_REVIEW_QUERIES = 200  # submissions per scoring run (each scores the whole pool)
+MAX_JOB_REVIEW_QUERIES = 200  # papers of a full reviewers run (each scores the whole pool)

@@ -34,6 +34,9 @@ def test_app_and_scheduler_services(compose):
         assert svc["depends_on"]["neo4j"]["condition"] == "service_healthy"
         assert svc["environment"]["SCHOLARGRAPH_NEO4J_URI"] == "bolt://neo4j:7687"
     assert (REPO / "Dockerfile").exists()
+    scheduler = compose["services"]["scheduler"]
+    assert scheduler["command"][:3] == ["jobs", "schedule", "--cron"]
+    assert scheduler["stop_signal"] == "SIGTERM" and scheduler["restart"] == "unless-stopped"
 
 
 def test_no_password_literal_in_file():

@@ -6,7 +6,15 @@ MERGE (p:Paper {id: row.id})
 ON CREATE SET p.sgNew = true
 WITH p, row, p.sgNew IS NOT NULL AS created, coalesce(p.stub, false) AS wasStub,
      coalesce(p.sources, []) AS oldSources
-SET p.title = coalesce(row.title, p.title),
+// `ingestedAt` (server ms) moves only when the paper really changed, so that scoring jobs rescore
+// what changed since their watermark and re-ingesting the same dump changes nothing.
+WITH p, row, created, wasStub, oldSources,
+     created OR (wasStub AND NOT row.partial) OR any(s IN row.sources WHERE NOT s IN oldSources)
+     OR (row.title IS NOT NULL AND row.title <> coalesce(p.title, ''))
+     OR (row.abstract IS NOT NULL AND row.abstract <> coalesce(p.abstract, ''))
+     OR (row.year IS NOT NULL AND row.year <> coalesce(p.year, -1)) AS changed
+SET p.ingestedAt = CASE WHEN changed THEN timestamp() ELSE p.ingestedAt END,
+    p.title = coalesce(row.title, p.title),
     p.abstract = coalesce(row.abstract, p.abstract),
     p.year = coalesce(row.year, p.year),
     p.doi = coalesce(row.doi, p.doi),

@@ -34,12 +34,17 @@ def _current(models_dir: Path) -> Path:
     return models_dir / MODEL_SUBDIR / "current.json"
 
 
-def load_recommender(models_dir: Path, snapshot: GraphSnapshot) -> tuple[CitationRecommender, dict]:
-    """The trained selector and ranker, indexing the papers of `snapshot` (the graph as it is now)."""
+def load_meta(models_dir: Path) -> dict:
+    """Where the current citation model lives, and its version."""
     current = _current(models_dir)
     if not current.exists():
         raise NotFitted("no citation model: run `scholargraph citations train` first")
-    meta = json.loads(current.read_text())
+    return json.loads(current.read_text())
+
+
+def load_recommender(models_dir: Path, snapshot: GraphSnapshot) -> tuple[CitationRecommender, dict]:
+    """The trained selector and ranker, indexing the papers of `snapshot` (the graph as it is now)."""
+    meta = load_meta(models_dir)
     selector = NNSelect.load(meta["selector"], snapshot=snapshot)
     ranker = NNRank.load(meta["ranker"]) if meta.get("ranker") else None
     return CitationRecommender(selector, ranker), meta
@@ -98,8 +103,10 @@ def _queries_from_options(queries: str | None, title: str | None, abstract: str 
 
 
 def recommend_citations(store, models_dir: Path, queries: list[Query], k: int, quiet: bool = True,
-                        write: bool = False, snapshot: GraphSnapshot | None = None
-                        ) -> tuple[list[tuple[Query, list]], GraphSnapshot, str]:
+                        write: bool = False, snapshot: GraphSnapshot | None = None, replace_all: bool = False,
+                        run_props: dict | None = None) -> tuple[list[tuple[Query, list]], GraphSnapshot, str]:
+    """Recommendations per query; with `write`, a scoring run that stores them for the in-graph papers and
+    keeps the current recommendations of every other paper (`replace_all`: only this run's papers remain)."""
     if snapshot is None:
         snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
     rec, meta = load_recommender(models_dir, snapshot)
@@ -110,12 +117,16 @@ def recommend_citations(store, models_dir: Path, queries: list[Query], k: int, q
         rows = [{"source": q.id, "target": snapshot.paper_ids[r.paper_index],
                  "props": {"score": r.score, "rank": rank}}
                 for q, recs in in_graph for rank, r in enumerate(recs, start=1)]
-        with ScoringRun(store, "citations", {"model_version": meta["version"]}) as run:
+        scored = [q.id for q, _ in in_graph]
+        with ScoringRun(store, "citations", {"model_version": meta["version"], **(run_props or {})}) as run:
             for row in rows:
                 row["props"]["run_id"] = run.run_id
-            n = run.publish(rows, counts={"queries": len(in_graph)})
-        note = (f"wrote {n:,} RECOMMENDED_CITATION edges for {len(in_graph)} in-graph papers (run {run.run_id}); "
-                f"{len(results) - len(in_graph)} queries are not in the graph")
+            n = run.publish(rows, counts={"queries": len(in_graph)}, rescored=None if replace_all else scored)
+        note = f"wrote {n:,} RECOMMENDED_CITATION edges for {len(in_graph):,} in-graph papers (run {run.run_id})"
+        if not replace_all:
+            note += f"; kept {run.counts['carriedEdges']:,} of {run.counts['carriedPapers']:,} other papers"
+        if len(results) > len(in_graph):
+            note += f"; {len(results) - len(in_graph)} queries are not in the graph"
     return results, snapshot, note
 
 

@@ -107,7 +107,10 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None) -> N
 
 def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: str | None = None,
                         pool_file: str | None = None, candidates_file: str | None = None, k: int = 10,
-                        coi: bool = True, write: bool = False, quiet: bool = True, index: EvidenceIndex | None = None):
+                        coi: bool = True, write: bool = False, quiet: bool = True, index: EvidenceIndex | None = None,
+                        replace_all: bool = False, run_props: dict | None = None):
+    """Suggestions per query; with `write`, a scoring run that stores them for the in-graph papers and
+    keeps the current suggestions of every other paper (`replace_all`: only this run's papers remain)."""
     model, meta = load_model(models_dir)
     index = index or index_for_model(store, models_dir, meta, quiet)
     queries = [index.query_for_paper(p) for p in paper_ids]
@@ -131,11 +134,14 @@ def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: 
                            "gate": s.gate, "reliability": s.reliability,
                            "evidence": json.dumps([asdict(p) for p in s.papers], default=str)}}
                 for q, sugg in results if q.id in index.snapshot.paper_index for s in sugg]
-        with ScoringRun(store, "reviewers", {"model_version": meta["version"]}) as run:
+        scored = [q.id for q, _ in results if q.id in index.snapshot.paper_index]
+        with ScoringRun(store, "reviewers", {"model_version": meta["version"], **(run_props or {})}) as run:
             for row in rows:
                 row["props"]["run_id"] = run.run_id
-            n = run.publish(rows, counts={"queries": len(results)})
-        note = f"wrote {n:,} SUGGESTED_REVIEWER edges (run {run.run_id})"
+            n = run.publish(rows, counts={"queries": len(results)}, rescored=None if replace_all else scored)
+        note = f"wrote {n:,} SUGGESTED_REVIEWER edges for {len(scored):,} papers (run {run.run_id})"
+        if not replace_all:
+            note += f"; kept {run.counts['carriedEdges']:,} of {run.counts['carriedPapers']:,} other papers"
     return results, note
 
 

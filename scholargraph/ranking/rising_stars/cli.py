@@ -78,7 +78,7 @@ def train_cmd(obj, as_of: int, horizon: int, window: int) -> None:
 
 
 def score_rising_stars(store, models_dir: Path, as_of: int | None, quiet: bool = True, write: bool = True,
-                       out: str | None = None) -> str:
+                       out: str | None = None, run_props: dict | None = None) -> str:
     """Apply the trained model to features as of T (the latest year by default): the real prediction."""
     model, meta = load_model(models_dir)
     snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
@@ -113,7 +113,8 @@ def score_rising_stars(store, models_dir: Path, as_of: int | None, quiet: bool =
                 fh.write(f"{author}\t{topic}\t{score:.6f}\t{r}\n")
     summary = f"scored {len(data):,} young researchers as of {as_of} in {len(data.topic_groups(3))} topics"
     if write:
-        with ScoringRun(store, "rising-stars", {"model_version": meta["version"], "as_of": as_of}) as run:
+        props = {"model_version": meta["version"], "as_of": as_of, **(run_props or {})}
+        with ScoringRun(store, "rising-stars", props) as run:
             for row in rows:
                 row["props"]["run_id"] = run.run_id
             n = run.publish(rows, counts={"authors": len(data)}, node_label="Author", node_ids=data.author_ids,

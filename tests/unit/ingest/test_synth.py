@@ -401,7 +401,7 @@ def test_planted_cross_domain_experts_share_topic_and_citations_not_words(world,
     ({"papers": 10}, "papers"), ({"papers": 1000, "fmt": "csv"}, "format"),
     ({"papers": 1000, "as_of": 2022}, "horizon"), ({"papers": 1000, "topics": 1}, "topics"),
     ({"papers": 1000, "start_year": 2020}, "10 years"), ({"papers": 1000, "p_cross": 0.9}, "p_cross"),
-    ({"papers": 1000, "mean_refs": 0}, "references"),
+    ({"papers": 1000, "mean_refs": 0}, "references"), ({"papers": 1000, "reviewer_experts": -1}, "experts"),
 ])
 def test_bad_parameters_are_refused(kw, word):
     with pytest.raises(ValueError, match=word):
@@ -435,3 +435,14 @@ def test_rising_star_horizon_before_the_end_year(tmp_path):
     rows = (tmp_path / "w" / "rising_stars.tsv").read_text().splitlines()[1:]
     assert stats["young_authors"] == len(rows) > 0
     assert all(int(r.split("\t")[2]) >= 0 for r in rows)
+
+
+def test_reviewer_role_quotas_are_parameters(tmp_path_factory):
+    """A cross-domain-heavy world: fewer same-vocabulary experts, more planted cross-domain ones."""
+    out = _make(tmp_path_factory, "cross_heavy", papers=N, seed=SEED, reviewer_experts=2, reviewer_cross_experts=4)
+    per_query: dict[str, collections.Counter] = {}
+    for qid, _, role, *_ in _tsv(out / "reviewers.roles.tsv"):
+        per_query.setdefault(qid, collections.Counter())[role] += 1
+    assert per_query
+    assert max(c["expert"] for c in per_query.values()) <= 2
+    assert max(c["cross-traditional"] + c["cross-neighbour"] for c in per_query.values()) > 4
