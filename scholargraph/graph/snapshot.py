@@ -131,28 +131,34 @@ class GraphSnapshot:
 
         papers = []
         with progress(desc="snapshot papers", unit="paper", quiet=quiet) as bar:
-            for rec in store.stream("store/snapshot_papers", withText=with_text):
-                row = {"id": rec["id"], "year": rec["year"], "stub": rec["stub"], "venue": rec["venue"]}
-                if with_text:
-                    row["title"] = rec["title"]
-                    row["abstract"] = rec["abstract"]
-                papers.append(row)
-                bar.update(1)
+            for page in store.pages("store/snapshot_papers", withText=with_text):
+                for pid, year, stub, venue, title, abstract in page:
+                    row = {"id": pid, "year": year, "stub": stub, "venue": venue}
+                    if with_text:
+                        row["title"] = title
+                        row["abstract"] = abstract
+                    papers.append(row)
+                bar.update(len(page))
         venues = [(rec["id"], rec["name"]) for rec in store.stream("store/snapshot_venues")]
         authors: list[tuple[str, str | None]] = []
         authorships: list[tuple[str, str, int]] = []
         with progress(desc="snapshot authors", unit="author", quiet=quiet) as bar:
-            for rec in store.stream("store/snapshot_authorships"):
-                authors.append((rec["id"], rec["name"]))
-                authorships.extend((rec["id"], pid, pos) for pid, pos in rec["papers"])
-                bar.update(1)
-        citations: list[tuple[str, str]] = []
-        with progress(desc="snapshot citations", unit="paper", quiet=quiet) as bar:
-            for rec in store.stream("store/snapshot_citations"):
-                citing = rec["id"]
-                citations.extend((citing, cited) for cited in rec["cited"])
-                bar.update(1)
-        return cls.build(papers, authorships, citations, venues=venues, authors=authors)
+            for page in store.pages("store/snapshot_authorships"):
+                for aid, name, written in page:
+                    authors.append((aid, name))
+                    authorships.extend((aid, pid, pos) for pid, pos in written)
+                bar.update(len(page))
+
+        def citations():
+            # Consumed by build() as it arrives: 10M (citing, cited) pairs are never held at once.
+            with progress(desc="snapshot citations", unit="paper", quiet=quiet) as bar:
+                for page in store.pages("store/snapshot_citations"):
+                    for citing, cited in page:
+                        for target in cited:
+                            yield citing, target
+                    bar.update(len(page))
+
+        return cls.build(papers, authorships, citations(), venues=venues, authors=authors)
 
     @classmethod
     def build(cls, papers: Sequence[dict], authorships: Iterable[tuple[str, str, int]] = (),
@@ -188,10 +194,12 @@ class GraphSnapshot:
             cols.append(p_index[paper])
             pos.append(position)
         src, dst = [], []
+        index_of = p_index.get
         for citing, cited in citations:
-            if citing in p_index and cited in p_index and citing != cited:
-                src.append(p_index[citing])
-                dst.append(p_index[cited])
+            i, j = index_of(citing), index_of(cited)
+            if i is not None and j is not None and i != j:
+                src.append(i)
+                dst.append(j)
         n_p, n_a = len(paper_ids), len(author_ids)
         cit = sp.csr_matrix((np.ones(len(src), dtype=np.float32), (src, dst)), shape=(n_p, n_p))
         cit.sum_duplicates()

@@ -42,7 +42,8 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
         store.apply_schema()
         summary = ingest(store, fmt, list(paths), quarantine_path=quarantine,
                          checkpoint_dir=settings.checkpoints_dir, batch_size=batch_size, restart=restart,
-                         quiet=obj.quiet, writers=writers)
+                         quiet=obj.quiet, writers=writers,
+                         target=f"{settings.uri}/{settings.neo4j_database or ''}")
     click.echo(f"ingest {fmt}: done in {time.perf_counter() - t0:.1f}s")
     for line in summary.lines():
         click.echo("  " + line)

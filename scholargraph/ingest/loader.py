@@ -98,8 +98,12 @@ class Checkpoint:
         self.state: dict = {"version": CHECKPOINT_VERSION, "key": key, "files": {}, "quarantine_offset": None}
 
     @classmethod
-    def for_command(cls, directory: Path, fmt: str, inputs: Sequence[str], quarantine: Path) -> Checkpoint:
-        ident = json.dumps([fmt, [os.path.abspath(p) for p in inputs], str(quarantine.resolve())])
+    def for_command(cls, directory: Path, fmt: str, inputs: Sequence[str], quarantine: Path,
+                    target: str = "") -> Checkpoint:
+        """One checkpoint per command: format, inputs, quarantine file and target database (the same
+        dump loaded into another Neo4j starts from the beginning there)."""
+        ident = json.dumps([fmt, [os.path.abspath(p) for p in inputs], str(quarantine.resolve())]
+                           + ([target] if target else []))
         key = hashlib.sha256(ident.encode()).hexdigest()[:16]
         return cls(directory / f"ingest-{fmt}-{key}.json", key)
 
@@ -210,7 +214,8 @@ def count_records(fmt: str, path: str) -> int | None:
 
 def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_path: Path,
            checkpoint_dir: Path, batch_size: int = 5000, restart: bool = False, quiet: bool = False,
-           writers: int = 1, on_batch: Callable[[IngestSummary], None] | None = None) -> IngestSummary:
+           writers: int = 1, on_batch: Callable[[IngestSummary], None] | None = None,
+           target: str = "") -> IngestSummary:
     """Stream `paths` in format `fmt` into `writer`, resumably. Bad records go to quarantine.
 
     Parsing and normalising run on this thread while `writers` threads write earlier batches in
@@ -220,7 +225,7 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
     """
     inputs = sources.expand_inputs(list(paths))
     summary = IngestSummary(quarantine_file=str(quarantine_path))
-    checkpoint = Checkpoint.for_command(checkpoint_dir, fmt, inputs, quarantine_path)
+    checkpoint = Checkpoint.for_command(checkpoint_dir, fmt, inputs, quarantine_path, target)
     if restart:
         checkpoint.clear()
     resumed = checkpoint.load()

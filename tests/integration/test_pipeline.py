@@ -184,7 +184,7 @@ def test_the_trained_citeomatic_encoder_wrote_the_semantic_vectors(demo):
 def test_an_incremental_run_rescores_only_the_new_papers(demo, tmp_path):
     before_runs = current_runs(demo.settings)
     quiet = cli(demo.env, "jobs", "run")  # nothing changed since the demo's run
-    assert quiet.stdout.count("nothing changed since run") == 3 and "up to date" in quiet.stdout
+    assert quiet.stdout.count("its scores stay current") == 3 and "features are up to date" in quiet.stdout
     assert current_runs(demo.settings) == before_runs
 
     old = cypher(demo.settings, "MATCH (p:Paper) WHERE NOT coalesce(p.stub, false) AND p.year = $y "

@@ -1,6 +1,6 @@
-// Stream citations grouped by citing paper: one record per paper with its cited ids (fewer records
-// than one per edge, which is what makes 10M edges cheap to move over Bolt).
-MATCH (a:Paper)
+// One page of citations for a snapshot: the citing papers in id order after $after, rows [citing id,
+// [cited ids]] for those that cite anything; `last` is the page's last paper id (null: no more pages).
+MATCH (a:Paper) WHERE a.id > $after
+WITH a ORDER BY a.id LIMIT $limit
 WITH a, [(a)-[:CITES]->(b:Paper) | b.id] AS cited
-WHERE size(cited) > 0
-RETURN a.id AS id, cited
+RETURN collect(CASE WHEN size(cited) > 0 THEN [a.id, cited] END) AS rows, max(a.id) AS last

@@ -1,5 +1,8 @@
-// Stream every paper for a snapshot: id, year, stub flag, venue id, and (when $withText) its text.
-MATCH (p:Paper)
-RETURN p.id AS id, p.year AS year, coalesce(p.stub, false) AS stub, p.venueId AS venue,
-       CASE WHEN $withText THEN p.title END AS title,
-       CASE WHEN $withText THEN p.abstract END AS abstract
+// One page of papers for a snapshot, in id order after $after (the previous page's `last`; "" first):
+// rows [id, year, stub, venue id, title, abstract] (text only when $withText). One record per page,
+// not per paper: the driver's per-record cost, not Neo4j, is what bounds a per-row stream.
+MATCH (p:Paper) WHERE p.id > $after
+WITH p ORDER BY p.id LIMIT $limit
+RETURN collect([p.id, p.year, coalesce(p.stub, false), p.venueId,
+                CASE WHEN $withText THEN p.title END, CASE WHEN $withText THEN p.abstract END]) AS rows,
+       max(p.id) AS last
