@@ -79,8 +79,13 @@ def reviewers_group() -> None:
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Submissions JSONL with graded judgments (--qrels) to train on besides the graph.")
 @click.option("--qrels", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option("--training-queries", default=600, show_default=True, type=click.IntRange(10, 100_000),
+              help="Self-supervised training queries (hidden papers); fewer train faster.")
+@click.option("--steps", default=300, show_default=True, type=click.IntRange(10, 100_000),
+              help="Optimisation steps.")
 @click.pass_obj
-def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None) -> None:
+def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None, training_queries: int,
+              steps: int) -> None:
     """Train on the graph (hidden papers, their authors as positives), plus judgments when given."""
     if (queries is None) != (qrels is None):
         raise UsageError("--queries and --qrels go together")
@@ -93,7 +98,8 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None) -> N
     if queries:
         grades = read_qrels(qrels)
         judged = [(q, grades[q.id]) for q in index.read_queries(queries) if grades.get(q.id)]
-    model = RecoRank(min_papers=min_papers).fit(index, pool, judged=judged)
+    model = RecoRank(min_papers=min_papers, self_supervised=training_queries, steps=steps).fit(index, pool,
+                                                                                             judged=judged)
     version = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     path = obj.settings.models_dir / MODEL_SUBDIR / version
     model.save(path)
