@@ -253,6 +253,20 @@ def _fingerprint(stats: dict, models: dict[str, str]) -> str:
     return json.dumps(keep, sort_keys=True)
 
 
+def _steps_reading_changed_models(last_fingerprint: str | None, fingerprint: str) -> set[str] | None:
+    """When the graph is unchanged since the fingerprint of the last run and only the current models
+    differ, the steps that read those models ("topics", "vectors"); None otherwise."""
+    try:
+        old, new = json.loads(last_fingerprint or ""), json.loads(fingerprint)
+    except ValueError:
+        return None
+    if {k: v for k, v in old.items() if k != "models"} != {k: v for k, v in new.items() if k != "models"}:
+        return None
+    before, now = old.get("models", {}), new.get("models", {})
+    redo = {step for kind, step in (("topics", "topics"), ("encoder", "vectors")) if before.get(kind) != now.get(kind)}
+    return redo or None
+
+
 def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: bool = False, force: bool = False,
                  quiet: bool = True, log: Callable[[str], None] = lambda _: None, run_props: dict | None = None
                  ) -> str:
@@ -272,12 +286,24 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
     if (not force and options.as_of is None and last is not None and last.get("fingerprint") == fingerprint
             and set(options.only) <= set(json.loads(last.get("steps", "[]")))):
         return f"features are up to date: nothing changed since run {last.get('id')} ({last.get('finishedAt')})"
+    covered = list(options.only)  # the steps that are up to date after this run
+    if not force and options.as_of is None and last is not None:
+        redo = _steps_reading_changed_models(last.get("fingerprint"), fingerprint)
+        done_before = json.loads(last.get("steps", "[]"))
+        if redo is not None and set(options.only) <= set(done_before):
+            # The graph is as the last run left it; only a model changed (a newly trained encoder, say):
+            # recompute just the steps that read it.
+            options = replace(options, only=tuple(s for s in options.only if s in redo))
+            covered = done_before
+            if not options.only:
+                return "features are up to date: the changed model is not used by the requested steps"
+            log(f"only the models changed since run {last.get('id')}: recomputing {', '.join(options.only)}")
     started = time.time()
     started_at = datetime.now(UTC)
     version = started_at.strftime("%Y%m%dT%H%M%S%f")  # microseconds: two runs in one second stay apart
     run_id = f"features-{version}" + ("" if options.as_of is None else f"-as-of-{options.as_of}")
     store.record_run(run_id, {"job": "features", "status": "running", "started_at": started_at,
-                              "heartbeat_at": started_at, "steps": json.dumps(list(options.only)),
+                              "heartbeat_at": started_at, "steps": json.dumps(covered),
                               **(run_props or {})})
     try:
         snapshot = GraphSnapshot.from_store(store, with_text=bool(set(options.only) & {"topics", "vectors"}),
