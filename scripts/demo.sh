@@ -13,10 +13,10 @@ mkdir -p "$REPORT"
 md="$REPORT/report.md"
 
 section() { echo; echo "== $*"; printf '\n## %s\n\n' "$*" >> "$md"; }
-record() { # run a command, show its output, and keep it in the report as a code block
+record() { # run a command, show its output (progress bars too), keep its results in the report
   echo "\$ scholargraph $*"
   { echo '```'; echo "\$ scholargraph $*"; } >> "$md"
-  $cli "$@" 2>&1 | tee -a "$md"
+  $cli "$@" | tee -a "$md"   # stdout only: progress bars (stderr) stay on the terminal
   echo '```' >> "$md"
 }
 
@@ -50,12 +50,17 @@ printf '\n![Pre@k%% versus k](rising_stars.png)\n' >> "$md"
 
 section "6. Citation recommendation (Citeomatic: NNSelect + NNRank, BM25 baseline)"
 record citations train --epochs 2 --max-triplets 60000
-record citations evaluate --queries "$OUT/citations.queries.jsonl" --qrels "$OUT/citations.qrels"
+record citations evaluate --queries "$OUT/citations.queries.jsonl" --qrels "$OUT/citations.qrels" \
+  --plot "$REPORT/citations.png"
+printf '\n![F1@20, MRR and recall per system](citations.png)\n' >> "$md"
 head -1 "$OUT/citations.queries.jsonl" > "$REPORT/one-draft.jsonl"
 record citations recommend --queries "$REPORT/one-draft.jsonl" --k 5
 
 section "7. Reviewer recommendation (RECO-Rank) with evidence"
 record reviewers train
+record reviewers evaluate --queries "$OUT/reviewers.queries.jsonl" --qrels "$OUT/reviewers.qrels" \
+  --candidates "$OUT/reviewers.candidates" --plot "$REPORT/reviewers.png"
+printf '\n![Soft and hard precision per ranker](reviewers.png)\n' >> "$md"
 head -1 "$OUT/reviewers.queries.jsonl" > "$REPORT/one-submission.jsonl"
 record reviewers recommend --queries "$REPORT/one-submission.jsonl" --k 3
 

@@ -183,8 +183,10 @@ def format_results(results: dict) -> str:
 @click.option("--time-split", "time_split", type=int, default=None,
               help="Papers after YEAR are the queries, their in-corpus references the gold; trains as of YEAR.")
 @click.option("--max-queries", type=int, default=500, show_default=True, help="Sample of time-split queries.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None, help="PNG chart of the table.")
 @click.pass_obj
-def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | None, max_queries: int) -> None:
+def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | None, max_queries: int,
+                 plot: str | None) -> None:
     """F1@20, MRR, Recall@20/100 for BM25, NNSelect and NNSelect + NNRank side by side."""
     if (time_split is None) == (queries is None or qrels is None):
         raise UsageError("give either --queries FILE --qrels FILE, or --time-split YEAR")
@@ -204,4 +206,11 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
         rec.baseline = BM25().fit(snapshot, quiet=obj.quiet)
         results = rec.evaluate(read_queries(queries), read_qrels(qrels), quiet=obj.quiet)
     click.echo(format_results(results))
+    if plot:
+        from scholargraph.ranking.plots import grouped_bars
+
+        title = f"citation recommendation ({'time split at ' + str(time_split) if time_split else Path(queries).name})"
+        grouped_bars([(title, results)], ["f1@20", "mrr", "recall@20", "recall@100"],
+                     ["F1@20", "MRR", "Recall@20", "Recall@100"], plot)
+        click.echo(f"plot: {plot}")
     sys.stdout.flush()

@@ -486,30 +486,8 @@ def format_table(results: Mapping[str, Mapping[str, float]], title: str = "", in
 
 
 def plot_results(experiments: Sequence[Experiment], path: str) -> str:
-    """A grouped bar chart per experiment (rankers x the four metrics), written as PNG. Each panel's scale
-    follows its own best value, so that the held-out panels (ceilings well below 1) stay readable."""
-    import matplotlib
+    """A grouped bar chart per experiment (rankers x the four metrics), written as PNG."""
+    from scholargraph.ranking.plots import grouped_bars
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(len(experiments), 1, figsize=(13, 3.8 * len(experiments)), squeeze=False)
-    colors = plt.get_cmap("tab20").colors
-    for ax, exp in zip(axes[:, 0], experiments):
-        names = list(exp.results)
-        x = np.arange(len(METRICS))
-        width = 0.84 / max(len(names), 1)
-        top = 0.0
-        for i, n in enumerate(names):
-            vals = [exp.results[n].get(k, 0.0) for k in METRICS]
-            top = max(top, *vals)
-            ax.bar(x + i * width - 0.42 + width / 2, vals, width, label=n, color=colors[i % len(colors)])
-        ax.set_xticks(x, ["Soft P@5", "Soft P@10", "Hard P@5", "Hard P@10"])
-        ax.set_ylim(0, min(1.0, top * 1.12) if top > 0 else 1.0)
-        ax.set_title(exp.title, fontsize=10)
-        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-        ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return grouped_bars([(exp.title, exp.results) for exp in experiments], METRICS,
+                        ["Soft P@5", "Soft P@10", "Hard P@5", "Hard P@10"], path)
