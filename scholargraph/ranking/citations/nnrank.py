@@ -22,6 +22,7 @@ from scholargraph.ranking.citations.nnselect import (
     NNSelect,
     cited_by_cited_matrix,
     embed_bags,
+    flushed_denormals,
     read_model_config,
 )
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, intersection_idf
@@ -187,6 +188,11 @@ class NNRank:
         (re-)indexed on the as-of snapshot if it indexes another one. `queries` (indexes into the as-of
         snapshot) restricts the citing papers: best ones the selector did not train on, whose NNSelect
         cosines to their citations are not inflated by that training (see CitationRecommender.fit)."""
+        with flushed_denormals():
+            return self._fit(snapshot, selector, as_of, epochs, queries, quiet)
+
+    def _fit(self, snapshot: GraphSnapshot, selector: NNSelect, as_of: int | None, epochs: int | None,
+             queries: Sequence[int] | None, quiet: bool) -> NNRank:
         if not hasattr(selector, "model_"):
             raise NotFitted("NNRank.fit needs a fitted NNSelect")
         train = snapshot.as_of(as_of) if as_of is not None else snapshot
@@ -284,9 +290,6 @@ class NNRank:
         sparse_opt = LazyAdam([self.model_.title.data, self.model_.abstract.data], lr=self.lr * self.embedding_lr_scale)
         dense_params = [p for name, p in self.model_.named_parameters() if not name.startswith(("title", "abstract"))]
         dense_opt = DenseAdam(dense_params, lr=self.lr)
-        # Adam moments of words whose triplets stop producing gradient decay into denormals, which are
-        # slow on CPUs; flushing them to zero changes nothing else (process-wide, and harmless).
-        torch.set_flush_denormal(True)
         self.history_ = [{"prepare_seconds": round(prep_seconds, 2), "queries": int(len(eligible)),
                           "triplets": int(len(q_all))}]
         for epoch in range(epochs):

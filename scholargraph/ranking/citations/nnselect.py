@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -341,6 +342,18 @@ class Candidates(NamedTuple):
             np.float32)
 
 
+@contextmanager
+def flushed_denormals():
+    """While training: Adam moments of words whose triplets stop producing gradient decay into denormals,
+    which are slow on CPUs, so they are flushed to zero. The flag is process-wide, so it is switched off
+    again afterwards: other code (hypothesis, numerical tests) relies on IEEE subnormals."""
+    torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(False)
+
+
 # --- the model ------------------------------------------------------------------------------------
 
 
@@ -430,6 +443,11 @@ class NNSelect:
         """Learn the vocabulary and word vectors from `snapshot` as of `as_of` (all of it when None), then
         index that snapshot. `queries` restricts the citing papers trained on (indexes into the as-of
         snapshot); by default every paper with text that cites a paper with text."""
+        with flushed_denormals():
+            return self._fit(snapshot, as_of, epochs, queries, quiet)
+
+    def _fit(self, snapshot: GraphSnapshot, as_of: int | None, epochs: int | None,
+             queries: Sequence[int] | None, quiet: bool) -> NNSelect:
         train = snapshot.as_of(as_of) if as_of is not None else snapshot
         epochs = self.epochs if epochs is None else epochs
         rng = np.random.default_rng(self.seed)
@@ -447,9 +465,6 @@ class NNSelect:
             src, dst = src[keep], dst[keep]
         uq, per_query = np.unique(src, return_counts=True)
         self.trained_queries_ = int(len(uq))
-        # Adam moments of words whose triplets stop producing gradient decay into denormals, which are
-        # slow on CPUs; flushing them to zero changes nothing else (process-wide, and harmless).
-        torch.set_flush_denormal(True)
         self.history_ = []
         sparse_opt = LazyAdam([self.model_.words.data], lr=self.lr)
         dense_opt = DenseAdam([self.model_.field_weights], lr=self.lr)
@@ -638,4 +653,4 @@ class NNSelect:
 
 
 __all__ = ["Candidates", "DenseAdam", "ExactIndex", "IVFIndex", "LazyAdam", "NNSelect", "cited_by_cited",
-           "cited_by_cited_matrix", "embed_bags", "hard_negatives", "make_index", "triplet_loss"]
+           "cited_by_cited_matrix", "embed_bags", "flushed_denormals", "hard_negatives", "make_index", "triplet_loss"]

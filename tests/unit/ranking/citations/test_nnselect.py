@@ -291,3 +291,9 @@ def test_empty_graph_still_fits():
     model = NNSelect(**{**SMALL, "epochs": 1}).fit(snap)
     cand = model.candidates("alpha", "beta", year=2000).indexes
     assert cand.tolist() == [0]
+
+
+def test_training_leaves_ieee_subnormals_alone(world):
+    """Training flushes denormals for speed, then switches the process-wide flag off again."""
+    NNSelect(**{**SMALL, "epochs": 1}).fit(world)
+    assert float(torch.tensor([1e-40], dtype=torch.float32) * 1.0) != 0.0
