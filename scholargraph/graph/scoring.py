@@ -72,3 +72,18 @@ class ScoringRun:
                                                     "error": f"{type(exc).__name__}: {exc}"[:500]})
             except Exception:  # the store itself may be what failed; the lease expiry marks the run later
                 pass
+
+
+def publish_paper_scores(store, job: str, rows: list[dict], scored: Sequence[str], model_version: str, *,
+                         queries: int, replace_all: bool = False, run_props: dict | None = None) -> str:
+    """One scoring run of per-paper scores (`rows` {source, target, props}) for the papers `scored`: an
+    incremental run keeps the current scores of every other paper, `replace_all` keeps only these.
+    Returns the summary line."""
+    with ScoringRun(store, job, {"model_version": model_version, **(run_props or {})}) as run:
+        for row in rows:
+            row["props"]["run_id"] = run.run_id
+        n = run.publish(rows, counts={"queries": queries}, rescored=None if replace_all else scored)
+    note = f"wrote {n:,} {JOB_EDGE[job]} edges for {len(scored):,} in-graph papers (run {run.run_id})"
+    if not replace_all:
+        note += f"; kept {run.counts['carriedEdges']:,} of {run.counts['carriedPapers']:,} other papers"
+    return note

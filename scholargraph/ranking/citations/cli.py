@@ -13,7 +13,7 @@ from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.cli import emit_lines
 from scholargraph.graph.connect import open_store
 from scholargraph.graph.features import make_current
-from scholargraph.graph.scoring import ScoringRun
+from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ranking.citations.bm25 import BM25
 from scholargraph.ranking.citations.encoder import SELECTOR_DIR, CiteomaticEncoder
@@ -117,14 +117,8 @@ def recommend_citations(store, models_dir: Path, queries: list[Query], k: int, q
         rows = [{"source": q.id, "target": snapshot.paper_ids[r.paper_index],
                  "props": {"score": r.score, "rank": rank}}
                 for q, recs in in_graph for rank, r in enumerate(recs, start=1)]
-        scored = [q.id for q, _ in in_graph]
-        with ScoringRun(store, "citations", {"model_version": meta["version"], **(run_props or {})}) as run:
-            for row in rows:
-                row["props"]["run_id"] = run.run_id
-            n = run.publish(rows, counts={"queries": len(in_graph)}, rescored=None if replace_all else scored)
-        note = f"wrote {n:,} RECOMMENDED_CITATION edges for {len(in_graph):,} in-graph papers (run {run.run_id})"
-        if not replace_all:
-            note += f"; kept {run.counts['carriedEdges']:,} of {run.counts['carriedPapers']:,} other papers"
+        note = publish_paper_scores(store, "citations", rows, [q.id for q, _ in in_graph], meta["version"],
+                                    queries=len(in_graph), replace_all=replace_all, run_props=run_props)
         if len(results) > len(in_graph):
             note += f"; {len(results) - len(in_graph)} queries are not in the graph"
     return results, snapshot, note

@@ -13,7 +13,7 @@ from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.cli import emit_lines
 from scholargraph.graph.connect import open_store
 from scholargraph.graph.features import current_model_paths, load_models
-from scholargraph.graph.scoring import ScoringRun
+from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ranking.metrics import format_run_lines, read_qrels
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex, ReviewerPool
@@ -141,13 +141,8 @@ def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: 
                            "evidence": json.dumps([asdict(p) for p in s.papers], default=str)}}
                 for q, sugg in results if q.id in index.snapshot.paper_index for s in sugg]
         scored = [q.id for q, _ in results if q.id in index.snapshot.paper_index]
-        with ScoringRun(store, "reviewers", {"model_version": meta["version"], **(run_props or {})}) as run:
-            for row in rows:
-                row["props"]["run_id"] = run.run_id
-            n = run.publish(rows, counts={"queries": len(results)}, rescored=None if replace_all else scored)
-        note = f"wrote {n:,} SUGGESTED_REVIEWER edges for {len(scored):,} papers (run {run.run_id})"
-        if not replace_all:
-            note += f"; kept {run.counts['carriedEdges']:,} of {run.counts['carriedPapers']:,} other papers"
+        note = publish_paper_scores(store, "reviewers", rows, scored, meta["version"], queries=len(results),
+                                    replace_all=replace_all, run_props=run_props)
     return results, note
 
 
