@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from scholargraph.errors import NotFitted
+from scholargraph.graph.records import paper_text
 
 CONFIG_FILE = "config.json"
 DEFAULT_ENCODER = "tfidf-svd"
@@ -91,7 +92,7 @@ class TextEncoder:
                       batch_size: int | None = None, on_progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Papers given as title and abstract. Most encoders read one text, the two joined; an encoder
         that weighs fields separately (Citeomatic's NNSelect) overrides this."""
-        texts = [" ".join(t for t in (title, abstract) if t) for title, abstract in zip(titles, abstracts)]
+        texts = [paper_text(title, abstract) for title, abstract in zip(titles, abstracts)]
         return self.encode(texts, batch_size=batch_size, on_progress=on_progress)
 
     # --- persistence --------------------------------------------------------------------------------

@@ -12,6 +12,11 @@ _DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "
 _DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")
 
 
+def paper_text(title: str | None, abstract: str | None) -> str:
+    """A paper's title and abstract as one text ('' when it has neither): what single-text models read."""
+    return " ".join(t for t in (title, abstract) if t)
+
+
 def normalize_doi(raw: str | None) -> str | None:
     """Lower-cased bare DOI ('10.1145/123.456'), or None when `raw` is not a DOI."""
     if not raw or not isinstance(raw, str):

@@ -9,6 +9,8 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from scholargraph.graph.records import paper_text
+
 NO_YEAR = -1
 NO_VENUE = -1
 
@@ -85,7 +87,7 @@ class GraphSnapshot:
         """Title and abstract of paper i joined ('' when the snapshot has no text)."""
         title = self.titles[i] if self.titles is not None else None
         abstract = self.abstracts[i] if self.abstracts is not None else None
-        return " ".join(t for t in (title, abstract) if t)
+        return paper_text(title, abstract)
 
     # --- time ---------------------------------------------------------------------------------------
 

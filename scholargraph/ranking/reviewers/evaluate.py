@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from scholargraph.graph import text as textlib
+from scholargraph.graph.records import paper_text
 from scholargraph.ranking.metrics import mean_over_queries, precision_at_k, reciprocal_rank
 from scholargraph.ranking.reviewers.cof import CoF
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex, Query, ReviewerPool, reviewer_profiles
@@ -331,7 +332,7 @@ def synthetic_judgments(index: EvidenceIndex, queries_path: str, qrels_path: str
         for line in fh:
             if line.strip():
                 r = json.loads(line)
-                texts[str(r["id"])] = " ".join(t for t in (r.get("title"), r.get("abstract")) if t)
+                texts[str(r["id"])] = paper_text(r.get("title"), r.get("abstract"))
     return Judgments(queries, read_qrels(qrels_path), read_candidates(candidates_path), texts)
 
 

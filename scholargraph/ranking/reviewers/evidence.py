@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from scholargraph.errors import NotFitted, UsageError
+from scholargraph.graph.records import paper_text
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.graph.vectors import citation_vector_for_references
 
@@ -436,7 +437,7 @@ class EvidenceIndex:
         References unknown to the snapshot are dropped (they cannot link to anyone's papers)."""
         if "id" not in record:
             raise UsageError("a submission needs an id")
-        text = " ".join(t for t in (record.get("title"), record.get("abstract")) if t)
+        text = paper_text(record.get("title"), record.get("abstract"))
         if text_vector is None or topic_vector is None:
             tv, pv = self.encode_texts([text])
             text_vector, topic_vector = tv[0], pv[0]
@@ -462,7 +463,7 @@ class EvidenceIndex:
         """Submissions from a JSONL file, texts encoded in one batch."""
         with open(path, encoding="utf-8") as fh:
             records = [json.loads(line) for line in fh if line.strip()]
-        texts = [" ".join(t for t in (r.get("title"), r.get("abstract")) if t) for r in records]
+        texts = [paper_text(r.get("title"), r.get("abstract")) for r in records]
         tv, pv = self.encode_texts(texts)
         lex = self.lexical_rows(texts)
         return [self.query_from_submission(r, text_vector=tv[k], topic_vector=pv[k],
