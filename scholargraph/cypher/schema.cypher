@@ -10,6 +10,8 @@ CREATE INDEX paper_doi IF NOT EXISTS FOR (p:Paper) ON (p.doi);
 CREATE INDEX author_name IF NOT EXISTS FOR (a:Author) ON (a.name);
 // Internal: a paper's source ids when its graph id is a DOI, so references by source id resolve.
 CREATE CONSTRAINT paper_alias_id IF NOT EXISTS FOR (a:PaperAlias) REQUIRE a.id IS UNIQUE;
+// Internal: migrations that ran on this database (one node per migration, e.g. whitespace-free ids).
+CREATE CONSTRAINT migration_id IF NOT EXISTS FOR (m:Migration) REQUIRE m.id IS UNIQUE;
 // Internal: the scoring-job lock (one node per lock name, leased).
 CREATE CONSTRAINT job_lock_id IF NOT EXISTS FOR (l:JobLock) REQUIRE l.id IS UNIQUE;
 // Scoring jobs find the papers changed since their watermark (ms since the epoch, server clock).

@@ -9,10 +9,12 @@ import time
 
 import click
 
+from scholargraph.errors import UsageError
 from scholargraph.graph import local_server, query_library
 from scholargraph.graph.connect import open_store
-from scholargraph.graph.encoders import DEFAULT_ENCODER
+from scholargraph.graph.encoders import AUTO_ENCODER
 from scholargraph.graph.features import STEPS, FeatureOptions, run_features
+from scholargraph.graph.ids import EXPECTED, IdResolver, Resolution, output_id
 
 
 def _human_bytes(n: int) -> str:
@@ -89,10 +91,37 @@ def db_group() -> None:
 @db_group.command("init")
 @click.pass_obj
 def init_cmd(obj) -> None:
-    """Create the constraints and indexes (idempotent)."""
+    """Create the constraints and indexes, and migrate ids to their current form (both idempotent)."""
     with open_store(obj.settings, quiet=obj.quiet) as store:
         n = store.apply_schema()
+        counts = store.migrate_ids()
     click.echo(f"schema applied ({n} statements) at {store.uri}")
+    if any(counts.values()):
+        click.echo(migration_summary(counts))
+
+
+@db_group.command("migrate")
+@click.pass_obj
+def migrate_cmd(obj) -> None:
+    """Rename ids with whitespace (graphs ingested before ids were whitespace-free) to their current form:
+    'name:ann lee' -> 'name:ann_lee'. The old ids still resolve. Idempotent: a second run changes nothing."""
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        store.apply_schema()
+        counts = store.migrate_ids()
+    click.echo(migration_summary(counts))
+
+
+def migration_summary(counts: dict[str, int]) -> str:
+    """One line: what the whitespace-free id migration renamed (and folded into an existing node)."""
+    if not any(counts.values()):
+        return "ids: nothing to migrate (every id is whitespace-free)"
+    line = (f"ids migrated to their whitespace-free form: {counts.get('Author', 0):,} authors, "
+            f"{counts.get('Venue', 0):,} venues, {counts.get('Paper', 0):,} papers (ids, venue or source ids), "
+            f"{counts.get('PaperAlias', 0):,} paper aliases; the old ids still resolve")
+    if counts.get("folded"):
+        line += (f"; {counts['folded']:,} nodes folded into the node that already had the new id: run "
+                 "`scholargraph features --force` to recompute the derived networks")
+    return line
 
 
 @db_group.command("stats")
@@ -129,10 +158,13 @@ def reset_cmd(obj, yes: bool) -> None:
 @click.option("--as-of", "as_of", type=int, default=None,
               help="Compute from papers up to this year only; scalar results are written as <name>AsOf<YEAR>.")
 @click.option("--topics", "num_topics", default=10, show_default=True, type=click.IntRange(2, 500))
-@click.option("--encoder", default=DEFAULT_ENCODER, show_default=True, help="Text encoder for semanticVector.")
+@click.option("--encoder", default=AUTO_ENCODER, show_default=True,
+              help="Text encoder for semanticVector: auto (minilm for natural-language text, tfidf-svd otherwise; "
+                   "keeps the current encoder once there is one), tfidf-svd, minilm or minilm-int8.")
 @click.option("--backend", type=click.Choice(["networkx", "gds"]), default="networkx", show_default=True,
               help="PageRank in process (SciPy) or on the server with Graph Data Science.")
-@click.option("--retrain", is_flag=True, help="Fit a new topic model and encoder even when saved ones exist.")
+@click.option("--retrain", is_flag=True,
+              help="Fit a new topic model and encoder (auto: choose again) even when saved ones exist.")
 @click.option("--force", is_flag=True, help="Recompute even when nothing changed since the last run.")
 @click.pass_obj
 def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder: str, backend: str,
@@ -166,8 +198,26 @@ def query_command(obj, name: str | None, params: tuple[str, ...], fmt: str, list
     spec = query_library.describe(name)
     bound = query_library.bind(spec, list(params))
     with open_store(obj.settings, quiet=obj.quiet) as store:
+        resolver = IdResolver(lookup=store.lookup_ids)
+        for key, kind in spec.id_params.items():
+            # An id parameter takes the qualified id or the source's bare id; one that names no node is a
+            # usage error (exit 2) rather than an empty result that looks like "no data".
+            res = resolver.resolve(kind, [str(bound[key])])
+            if not res.given:
+                raise UsageError(f"-p {key} needs an id; expected {EXPECTED[kind]}")
+            bound[key] = res.require(f"-p {key}").ids[res.given[0]]
         columns, rows = store.run_library_query(name, bound)
-    click.echo(render_rows(columns, rows, fmt))
+    click.echo(render_rows(columns, rows, fmt, id_columns=spec.id_columns))
+
+
+def resolve_ids(resolver: IdResolver, kind: str, given, what: str) -> Resolution:
+    """`given` ids of one option resolved: unknown ones are warned about on stderr (their count, up to five
+    examples); none known at all is a UsageError (exit 2) that shows the expected form."""
+    res = resolver.resolve(kind, given).require(what)
+    message = res.warning(what)
+    if message:
+        click.echo(f"scholargraph: {message}", err=True)
+    return res
 
 
 def emit_lines(lines: list[str], out: str | None, note: str = "") -> None:
@@ -182,8 +232,11 @@ def emit_lines(lines: list[str], out: str | None, note: str = "") -> None:
         click.echo(note, err=True)
 
 
-def render_rows(columns: list[str], rows: list[list], fmt: str) -> str:
-    """Rows as an aligned text table, JSON lines or CSV."""
+def render_rows(columns: list[str], rows: list[list], fmt: str, id_columns: tuple[str, ...] = ()) -> str:
+    """Rows as an aligned text table, JSON lines or CSV; the `id_columns` printed whitespace-free."""
+    fix = [i for i, c in enumerate(columns) if c in id_columns]
+    if fix:
+        rows = [[output_id(v) if i in fix and isinstance(v, str) else v for i, v in enumerate(row)] for row in rows]
     if fmt == "json":
         return "\n".join(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False) for row in rows)
     if fmt == "csv":

@@ -18,10 +18,21 @@ import numpy as np
 
 from scholargraph.errors import UsageError
 from scholargraph.graph import networks, topics
-from scholargraph.graph.encoders import DEFAULT_ENCODER, load_encoder, make_encoder
+from scholargraph.graph.encoders import (
+    AUTO_ENCODER,
+    ENCODERS,
+    EncoderChoice,
+    choose_encoder,
+    is_empty,
+    load_encoder,
+    make_encoder,
+    read_config,
+    text_digest,
+)
 from scholargraph.graph.pagerank import pagerank
 from scholargraph.graph.snapshot import GraphSnapshot
-from scholargraph.graph.vectors import citation_vectors, has_evidence, text_vectors
+from scholargraph.graph.vectors import citation_vectors, has_evidence
+from scholargraph.progress import progress
 
 STEPS = ("networks", "pagerank", "topics", "vectors")
 
@@ -35,7 +46,7 @@ class FeatureOptions:
     tol: float = 1e-6
     num_topics: int = 10
     topic_threshold: float = 0.1
-    encoder: str = DEFAULT_ENCODER
+    encoder: str = AUTO_ENCODER  # a name of ENCODERS, or "auto": chosen per corpus (encoders.choose_encoder)
     citation_dim: int = 64
     seed: int = 0
     backend: str = "networkx"  # PageRank backend: "networkx" (SciPy, in process) or "gds" (on the server)
@@ -62,14 +73,74 @@ class Features:
     topic_model: topics.TopicModel | None = None
     semantic: np.ndarray | None = None
     encoder: object = None
+    encoder_choice: EncoderChoice | None = None  # when `auto` chose the encoder in this computation
+    encoded: np.ndarray | None = None  # boolean mask of the papers whose text vector was computed
+    encode_seconds: float = 0.0
     citation: np.ndarray | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
 
+def resolve_encoder(snapshot: GraphSnapshot, options: FeatureOptions, encoder=None,
+                    log: Callable[[str], None] = lambda _: None) -> tuple[object, EncoderChoice | None]:
+    """The fitted encoder for the vectors step: `encoder` when given, else the one `options.encoder` names,
+    fitted on the snapshot's texts; `auto` chooses by the texts (the choice is returned and logged)."""
+    if encoder is not None:
+        return encoder, None
+    texts = [snapshot.text(i) for i in range(snapshot.n_papers)]
+    name, choice = options.encoder, None
+    if name == AUTO_ENCODER:
+        choice = choose_encoder(texts, seed=options.seed)
+        name = choice.name
+        log(choice.reason)
+    elif name not in ENCODERS:
+        raise UsageError(f"unknown encoder {name!r}; choose auto or one of {', '.join(sorted(ENCODERS))}")
+    t0 = time.perf_counter()
+    encoder = make_encoder(name).fit(texts)
+    log(f"encoder fit ({name}): {time.perf_counter() - t0:.1f}s")
+    return encoder, choice
+
+
+def papers_to_encode(snapshot: GraphSnapshot, key: str, stamps: dict[str, tuple[str | None, str | None]]
+                     ) -> np.ndarray:
+    """Boolean mask of the papers with text whose stored vector is not of the encoder `key` for their
+    current text; `stamps` maps paper id -> (Paper.semanticEncoder, Paper.semanticTextHash)."""
+    mask = np.zeros(snapshot.n_papers, dtype=bool)
+    for i, pid in enumerate(snapshot.paper_ids):
+        text = snapshot.text(i)
+        if is_empty(text):
+            continue  # nothing to encode: no vector, no stamp (a stub filled in later gets one)
+        stamp = stamps.get(pid)
+        mask[i] = stamp is None or stamp[0] != key or stamp[1] != text_digest(text)
+    return mask
+
+
+def read_semantic_stamps(store) -> dict[str, tuple[str | None, str | None]]:
+    """Paper id -> (encoder key, text hash) of every paper that has been encoded."""
+    return {pid: (key, digest) for page in store.pages("store/paper_semantic_stamps")
+            for pid, key, digest in page}
+
+
+def encode_papers(snapshot: GraphSnapshot, encoder, mask: np.ndarray | None = None, quiet: bool = True
+                  ) -> np.ndarray:
+    """(n_papers, dim) text vectors of the papers in `mask` (all by default), zero rows elsewhere, with a
+    progress bar in docs/s."""
+    idx = np.arange(snapshot.n_papers) if mask is None else np.flatnonzero(mask)
+    titles, abstracts = snapshot.text_fields()
+    with progress(total=len(idx), desc=f"encoding ({encoder.name})", unit="doc", quiet=quiet) as bar:
+        enc = encoder.encode_fields([titles[i] for i in idx], [abstracts[i] for i in idx],
+                                    on_progress=bar.update)
+    out = np.zeros((snapshot.n_papers, encoder.dim), dtype=np.float32)
+    out[idx] = enc
+    return out
+
+
 def compute_features(snapshot: GraphSnapshot, options: FeatureOptions, *, topic_model=None, encoder=None,
-                     log: Callable[[str], None] = lambda _: None) -> Features:
+                     log: Callable[[str], None] = lambda _: None, encode: np.ndarray | None = None,
+                     quiet: bool = True) -> Features:
     """All requested features of `snapshot` in memory. A fitted topic model / encoder is reused when given
-    (incremental runs, queries); otherwise one is trained on the snapshot's texts."""
+    (incremental runs, queries); otherwise one is trained on the snapshot's texts (`auto`: the encoder is
+    chosen by them). `encode` (a boolean mask) limits text encoding to those papers; the other rows of
+    `semantic` stay zero (the store already holds their vectors)."""
     f = Features()
     only = set(options.only)
 
@@ -106,11 +177,12 @@ def compute_features(snapshot: GraphSnapshot, options: FeatureOptions, *, topic_
         f.topic_diversity = topics.topic_diversity(snapshot.authorship, f.paper_topics)
         f.topic_authority = topics.topic_authority(snapshot.authorship, f.paper_topics, cites)
     if "vectors" in only:
-        if encoder is None:
-            texts = [snapshot.text(i) for i in range(snapshot.n_papers)]
-            encoder = timed("encoder fit", lambda: make_encoder(options.encoder).fit(texts))
-        f.encoder = encoder
-        f.semantic = timed("text vectors", lambda: text_vectors(snapshot, encoder))
+        f.encoder, f.encoder_choice = resolve_encoder(snapshot, options, encoder, log=log)
+        if encode is None:  # every paper with text (a paper without one has a zero row: no evidence)
+            encode = np.array([not is_empty(snapshot.text(i)) for i in range(snapshot.n_papers)], dtype=bool)
+        f.encoded = np.asarray(encode, dtype=bool)
+        f.semantic = timed("text vectors", lambda: encode_papers(snapshot, f.encoder, f.encoded, quiet=quiet))
+        f.encode_seconds = f.timings["text vectors"]
         f.citation = timed("citation vectors", lambda: citation_vectors(snapshot, dim=options.citation_dim,
                                                                         seed=options.seed))
     return f
@@ -168,12 +240,32 @@ def write_features(store, snapshot: GraphSnapshot, f: Features, options: Feature
             rows = (row for batch in networks.iter_edge_rows(edges, papers, topic_ids) for row in batch)
             counts["HAS_TOPIC"] = store.write_edges("HAS_TOPIC", rows, version)
             store.delete_stale_edges("HAS_TOPIC", version)
-    if f.semantic is not None and options.as_of is None:
-        counts["Paper.semanticVector"] = _write_vectors(store, papers, "semantic_vector", f.semantic)
+    if f.semantic is not None and options.as_of is None and "vectors" in options.only:
+        counts["Paper.semanticVector"] = _write_text_vectors(store, snapshot, f)
         counts["Paper.citationVector"] = _write_vectors(store, papers, "citation_vector", f.citation)
         store.apply_vector_indexes()
     log(f"write-back: {time.perf_counter() - t0:.1f}s")
     return counts
+
+
+def _write_text_vectors(store, snapshot: GraphSnapshot, f: Features) -> int:
+    """The text vectors of the papers encoded in this run, each stamped with the encoder's key and the hash
+    of the text it read (`semanticEncoder`, `semanticTextHash`); the other papers keep theirs."""
+    idx = (np.flatnonzero(f.encoded) if f.encoded is not None else np.arange(snapshot.n_papers)).tolist()
+    key = f.encoder.key
+    batch = 2_000  # float lists are built one batch at a time: 1M x 384 of them would not fit in memory
+    for start in range(0, len(idx), batch):
+        ids, vectors, keys, digests = [], [], [], []
+        for i in idx[start:start + batch]:
+            text = snapshot.text(i)
+            row = f.semantic[i]
+            ids.append(snapshot.paper_ids[i])
+            vectors.append(row.tolist() if row.any() else None)  # no evidence: no vector, not a zero vector
+            keys.append(None if is_empty(text) else key)
+            digests.append(None if is_empty(text) else text_digest(text))
+        store.write_node_properties("Paper", ids, {"semantic_vector": vectors, "semantic_encoder": keys,
+                                                   "semantic_text_hash": digests}, batch_size=batch)
+    return len(idx)
 
 
 def _write_vectors(store, ids: list[str], name: str, vectors: np.ndarray) -> int:
@@ -253,9 +345,21 @@ def _fingerprint(stats: dict, models: dict[str, str]) -> str:
     return json.dumps(keep, sort_keys=True)
 
 
-def _steps_reading_changed_models(last_fingerprint: str | None, fingerprint: str) -> set[str] | None:
+def _current_encoder_name(models_dir: Path) -> str | None:
+    path = current_model_paths(models_dir).get("encoder")
+    if not path:
+        return None
+    try:
+        return read_config(Path(path)).get("encoder")
+    except Exception:  # an unreadable model is reported when it is loaded
+        return None
+
+
+def _steps_reading_changed_models(last_fingerprint: str | None, fingerprint: str, also: set[str] = frozenset()
+                                  ) -> set[str] | None:
     """When the graph is unchanged since the fingerprint of the last run and only the current models
-    differ, the steps that read those models ("topics", "vectors"); None otherwise."""
+    differ (or the steps in `also` must be redone), the steps that read those models ("topics",
+    "vectors"); None otherwise."""
     try:
         old, new = json.loads(last_fingerprint or ""), json.loads(fingerprint)
     except ValueError:
@@ -264,7 +368,7 @@ def _steps_reading_changed_models(last_fingerprint: str | None, fingerprint: str
         return None
     before, now = old.get("models", {}), new.get("models", {})
     redo = {step for kind, step in (("topics", "topics"), ("encoder", "vectors")) if before.get(kind) != now.get(kind)}
-    return redo or None
+    return (redo | set(also)) or None
 
 
 def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: bool = False, force: bool = False,
@@ -280,15 +384,22 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
         if not store.has_gds():
             raise UsageError("this Neo4j has no Graph Data Science plugin: use --backend networkx, the docker-compose "
                              "server, or SCHOLARGRAPH_PLUGINS=apoc,gds for the managed one")
+    if options.encoder != AUTO_ENCODER and options.encoder not in ENCODERS:
+        raise UsageError(f"unknown encoder {options.encoder!r}; choose auto or one of {', '.join(sorted(ENCODERS))}")
     stats = store.stats()
     fingerprint = _fingerprint(stats, current_model_paths(models_dir))
     last = store.last_run("features")
-    if (not force and options.as_of is None and last is not None and last.get("fingerprint") == fingerprint
+    current_encoder = _current_encoder_name(models_dir)
+    # An encoder named on the command line that is not the current one: the vectors step switches to it.
+    switch = (options.as_of is None and "vectors" in options.only and options.encoder != AUTO_ENCODER
+              and current_encoder is not None and current_encoder != options.encoder)
+    incremental = not force and not retrain and options.as_of is None and last is not None
+    if (incremental and not switch and last.get("fingerprint") == fingerprint
             and set(options.only) <= set(json.loads(last.get("steps", "[]")))):
         return f"features are up to date: nothing changed since run {last.get('id')} ({last.get('finishedAt')})"
     covered = list(options.only)  # the steps that are up to date after this run
-    if not force and options.as_of is None and last is not None:
-        redo = _steps_reading_changed_models(last.get("fingerprint"), fingerprint)
+    if incremental:
+        redo = _steps_reading_changed_models(last.get("fingerprint"), fingerprint, {"vectors"} if switch else set())
         done_before = json.loads(last.get("steps", "[]"))
         if redo is not None and set(options.only) <= set(done_before):
             # The graph is as the last run left it; only a model changed (a newly trained encoder, say):
@@ -298,6 +409,8 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
             if not options.only:
                 return "features are up to date: the changed model is not used by the requested steps"
             log(f"only the models changed since run {last.get('id')}: recomputing {', '.join(options.only)}")
+    if switch:
+        log(f"switching the text encoder from {current_encoder} to {options.encoder}")
     started = time.time()
     started_at = datetime.now(UTC)
     version = started_at.strftime("%Y%m%dT%H%M%S%f")  # microseconds: two runs in one second stay apart
@@ -311,10 +424,19 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
         if options.as_of is not None:
             snapshot = snapshot.as_of(options.as_of)
         topic_model, encoder = (None, None) if retrain else load_current_models(models_dir)
+        reused = {"topics": topic_model, "encoder": encoder}
+        if switch:
+            encoder = None
         on_server = options.backend == "gds" and "pagerank" in options.only
         local = replace(options, only=tuple(s for s in options.only if s != "pagerank")) if on_server else options
-        f = compute_features(snapshot, local, topic_model=topic_model, encoder=encoder, log=log)
-        reused = {"topics": topic_model, "encoder": encoder}
+        encode, choice = None, None
+        if "vectors" in local.only and options.as_of is None:
+            # Each paper is encoded once: only those without a vector of this encoder for their text now.
+            encoder, choice = resolve_encoder(snapshot, local, encoder, log=log)
+            encode = papers_to_encode(snapshot, encoder.key, read_semantic_stamps(store))
+        f = compute_features(snapshot, local, topic_model=topic_model, encoder=encoder, log=log, encode=encode,
+                             quiet=quiet)
+        f.encoder_choice = f.encoder_choice or choice
         saved = save_models(models_dir, f, version, reused) if options.as_of is None else {}
         counts = write_features(store, snapshot, f, local, version, log=log)
         if on_server:
@@ -325,14 +447,30 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
         store.record_run(run_id, {"status": "failed", "finished_at": datetime.now(UTC),
                                   "error": str(exc)[:500]})
         raise
+    encoded = None if f.encoded is None else int(f.encoded.sum())
+    text_props = {} if f.encoder is None else {
+        "encoder": f.encoder.key, "encoded": encoded,
+        "encoder_choice": f.encoder_choice.reason if f.encoder_choice else None}
     store.record_run(run_id, {"id": run_id, "status": "succeeded", "finished_at": datetime.now(UTC),
                               # with the models this run made current, so that the next run can skip
                               "fingerprint": _fingerprint(stats, current_model_paths(models_dir)),
                               "counts": json.dumps(counts),
-                              "model_version": version, "models": json.dumps(saved)})
+                              "model_version": version, "models": json.dumps(saved), **text_props})
     lines = [f"features {','.join(options.only)} on {snapshot.n_papers:,} papers, {snapshot.n_authors:,} authors, "
              f"{snapshot.n_venues:,} venues" + ("" if options.as_of is None else f" as of {options.as_of}")
              + f" in {time.time() - started:.1f}s (run {run_id})"]
     lines += [f"  {name}: {n:,}" for name, n in counts.items()]
     lines += [f"  model saved: {path}" for path in saved.values()]
+    if f.encoder is not None:
+        if f.encoder_choice is not None:
+            why = f.encoder_choice.reason
+        elif f.encoder is reused.get("encoder"):
+            why = "the current encoder; --retrain chooses again"
+        else:
+            why = f"--encoder {options.encoder}"
+        lines.append(f"  text encoder: {f.encoder.key} ({why})")
+        with_text = sum(1 for i in range(snapshot.n_papers) if not is_empty(snapshot.text(i)))
+        rate = encoded / f.encode_seconds if encoded and f.encode_seconds > 0 else 0.0
+        lines.append(f"  text vectors: encoded {encoded:,} of {with_text:,} papers with text in "
+                     f"{f.encode_seconds:.1f}s ({rate:,.1f} docs/s)")
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from neo4j import exceptions as neo4j_errors
 
 from scholargraph import cypher
 from scholargraph.errors import StoreError, StoreUnavailable
-from scholargraph.graph.records import PaperBundle
+from scholargraph.graph.records import PaperBundle, fold_id
 
 # Labels and relationship types that reads and write-back accept. Cypher cannot take a label as a
 # parameter and still use its index, so each has its own query file, chosen from this whitelist.
@@ -25,6 +25,13 @@ NODE_LABELS = ("Paper", "Author", "Venue", "Topic")
 EDGE_TYPES = ("CITES", "AUTHORED", "PUBLISHED_IN", "COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
 DERIVED_EDGE_TYPES = ("COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
 SCORE_EDGE_TYPES = ("SUGGESTED_REVIEWER", "RISING_STAR_IN", "RECOMMENDED_CITATION")
+ID_KINDS = ("paper", "author", "topic", "venue")
+
+# Ids with whitespace (graphs ingested before ids were made whitespace-free), as a Java regex: `(?U)` makes
+# \s Unicode's White_Space; \x1c-\x1f are the separators Python's str.isspace() also counts, so that
+# the store finds exactly the ids records.fold_id changes.
+WHITESPACE_ID_PATTERN = r"(?sU).*[\s\x1c-\x1f].*"
+WHITESPACE_ID_MIGRATION = "whitespace-free-ids"
 
 # The driver logs each retried transient error (a deadlock between two writers, say) as a warning;
 # retries are expected here, and a failure after the retries still raises.
@@ -274,6 +281,86 @@ class Neo4jStore:
     def reset(self) -> None:
         """Delete every node and relationship, in bounded transactions."""
         self.run_autocommit("store/reset_batch")
+
+    # --- migrations -----------------------------------------------------------------------------
+
+    def ids_migrated(self) -> bool:
+        """Whether the whitespace-free id migration has run on this database."""
+        return bool(self.run_read("store/migration_done", id=WHITESPACE_ID_MIGRATION)[0]["done"])
+
+    def migrate_ids(self, batch_size: int = 2000) -> dict[str, int]:
+        """Rename every id with whitespace (Author, Venue and Paper ids, a paper's venue and source ids,
+        paper aliases) to its whitespace-free form (records.fold_id: 'name:ann lee' -> 'name:ann_lee'), in
+        batches. The old id still resolves: an author's or venue's old id joins its `sources`, a paper's
+        becomes a (:PaperAlias {legacy: true}). A node whose new id exists already is folded into that node.
+        Idempotent: a second run finds nothing and changes nothing. Returns what it changed, per label."""
+        counts = {"Author": 0, "Venue": 0, "Paper": 0, "PaperAlias": 0, "folded": 0}
+        for label, find in (("Author", "author"), ("Venue", "venue"), ("Paper", "paper"),
+                            ("PaperAlias", "paper_alias")):
+            after = ""
+            while True:
+                found = self.run_read(f"store/migrate_find_{find}", after=after, limit=batch_size,
+                                      pattern=WHITESPACE_ID_PATTERN)
+                if not found:
+                    break
+                after = found[-1]["id"]
+                if label == "Paper":
+                    rows = [{"old": r["id"], "new": fold_id(r["id"]),
+                             "venueId": fold_id(r["venueId"]) if r["venueId"] else r["venueId"],
+                             "sources": list(dict.fromkeys(fold_id(s) for s in r["sources"]))} for r in found]
+                else:
+                    rows = [{"old": r["id"], "new": fold_id(r["id"])} for r in found]
+                counts[label] += len(rows)
+                counts["folded"] += self._migrate_rows(label, find, rows)
+        if not self.ids_migrated():
+            self.run_write("store/migration_record", id=WHITESPACE_ID_MIGRATION,
+                           counts=[f"{k}={v}" for k, v in counts.items()])
+        return counts
+
+    def _migrate_rows(self, label: str, find: str, rows: list[dict]) -> int:
+        """One batch of renames; returns the nodes folded into an existing node. Two old ids with one new id
+        (`a b`, `a  b`) go in separate transactions, so that the second sees the first one's rename."""
+        folded = 0
+        while rows:
+            seen: set[str] = set()
+            now, later = [], []
+            for row in rows:
+                (later if row["new"] in seen else now).append(row)
+                seen.add(row["new"])
+            result = self.run_write(f"store/migrate_rename_{find}", rows=now)
+            if label == "Paper":
+                taken = set(result[0]["taken"]) if result else set()
+                merge = [{"alias": r["old"], "id": r["new"]} for r in now if r["old"] in taken]
+                if merge:  # the old node folds into the one that has its new id (citations, authorships)
+                    self.run_write("store/upsert_aliases", rows=merge)
+                folded += len(merge)
+            elif label in ("Author", "Venue"):
+                folded += int(result[0]["folded"]) if result else 0
+            rows = later
+        return folded
+
+    def lookup_ids(self, kind: str, forms: dict[str, list[str]] | Any) -> dict[str, list[str]]:
+        """For each given id, the node ids of `kind` ('paper', 'author', 'topic', 'venue') that one of its
+        forms names: a node's own id, a paper alias, an author's or venue's source (or pre-migration) id.
+        The store side of graph.ids.IdResolver; givens naming nothing are absent."""
+        _check(kind, ID_KINDS)
+        rows = [{"given": g, "forms": list(f)} for g, f in forms.items()]
+        if not rows:
+            return {}
+        found = {r["given"]: list(r["ids"]) for r in self.run_read(f"store/lookup_ids_{kind}", rows=rows) if r["ids"]}
+        if kind == "author":
+            missing = {r["given"]: r["forms"] for r in rows if r["given"] not in found}
+            wanted = sorted({f for fs in missing.values() for f in fs})
+            if wanted:
+                by_form: dict[str, set[str]] = {}
+                for r in self.run_read("store/lookup_author_sources", forms=wanted):
+                    for s in r["matched"]:
+                        by_form.setdefault(s, set()).add(r["id"])
+                for g, fs in missing.items():
+                    ids = set().union(*(by_form.get(f, set()) for f in fs))
+                    if ids:
+                        found[g] = sorted(ids)
+        return found
 
     # --- batched upserts ------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ from scholargraph import cypher
 from scholargraph.errors import UsageError
 
 _PARAM = re.compile(r"(\w+)\s*\((\w+)(?:[^)]*?default\s+([^)\s,]+))?[^)]*\)")
+# A parameter described as "a Paper id" (Author, Topic, Venue) takes an id: the CLI resolves it.
+_ID_PARAM = re.compile(r"\b(Paper|Author|Topic|Venue) id\b")
 
 
 @dataclass(frozen=True)
@@ -18,12 +20,14 @@ class QuerySpec:
     purpose: str
     example: str
     params: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name -> (type, default)
+    id_params: dict[str, str] = field(default_factory=dict)  # name -> kind of id ('paper', 'author', ...)
+    id_columns: tuple[str, ...] = ()  # result columns holding node ids (header `// ids: author`)
 
 
 def _header(text: str) -> dict[str, str]:
     fields: dict[str, str] = {}
     for line in text.splitlines():
-        m = re.match(r"//\s*(purpose|params|example):\s*(.*)", line)
+        m = re.match(r"//\s*(purpose|params|ids|example):\s*(.*)", line)
         if m:
             fields[m.group(1)] = m.group(2).strip()
     return fields
@@ -42,8 +46,11 @@ def describe(name: str) -> QuerySpec:
         known = ", ".join(q.name for q in list_queries())
         raise UsageError(f"unknown query {name!r}; known: {known}") from None
     header = _header(text)
-    params = {m.group(1): (m.group(2), m.group(3)) for m in _PARAM.finditer(header.get("params", ""))}
-    return QuerySpec(name, header.get("purpose", ""), header.get("example", ""), params)
+    matches = list(_PARAM.finditer(header.get("params", "")))
+    params = {m.group(1): (m.group(2), m.group(3)) for m in matches}
+    id_params = {m.group(1): found.group(1).lower() for m in matches if (found := _ID_PARAM.search(m.group(0)))}
+    id_columns = tuple(re.findall(r"\w+", header.get("ids", "").split("(")[0]))
+    return QuerySpec(name, header.get("purpose", ""), header.get("example", ""), params, id_params, id_columns)
 
 
 def _convert(name: str, kind: str, raw: str):

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 _DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:")
 _DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")
+_WHITESPACE = re.compile(r"\s+")
 
 
 def paper_text(title: str | None, abstract: str | None) -> str:
@@ -31,9 +32,20 @@ def normalize_doi(raw: str | None) -> str | None:
     return doi if _DOI_SHAPE.match(doi) else None
 
 
+def fold_id(text: str) -> str:
+    """An id (or the local part of one) without whitespace: ends stripped, each run of whitespace folded to
+    '_' ('my key' -> 'my_key'). Ids never contain whitespace, so that TREC, TSV and CSV tools can split
+    their lines; every id builder below goes through this."""
+    return _WHITESPACE.sub("_", text.strip())
+
+
+def has_whitespace(text: str) -> bool:
+    return _WHITESPACE.search(text) is not None
+
+
 def source_id(source: str, local_id: str | int) -> str:
-    """Source-qualified id such as 'aminer:123' or 'openalex:W1'."""
-    return f"{source}:{str(local_id).strip()}"
+    """Source-qualified id such as 'aminer:123' or 'openalex:W1' (whitespace in the local id folded to '_')."""
+    return f"{source}:{fold_id(str(local_id))}"
 
 
 def paper_id(doi: str | None, source: str, local_id: str | int | None) -> str:
@@ -55,7 +67,7 @@ def fold_name(text: str) -> str:
 
 
 def author_name_key(name: str) -> str:
-    """Fallback author id from a name alone: 'name:<folded name>'.
+    """Fallback author id from a name alone: 'name:<folded name>', words joined by '_' ('name:ann_lee').
 
     Caveat: two different people with the same name merge into one node, and one person
     written two ways ('J. Smith' / 'John Smith') splits into two. Sources with author ids
@@ -64,7 +76,7 @@ def author_name_key(name: str) -> str:
     folded = fold_name(name)
     if not folded:
         raise ValueError("empty author name")
-    return f"name:{folded}"
+    return f"name:{fold_id(folded)}"
 
 
 def normalize_orcid(raw: str | None) -> str | None:
@@ -76,8 +88,8 @@ def normalize_orcid(raw: str | None) -> str | None:
 
 
 def venue_key(name: str) -> str:
-    """Venue id from its name: 'venue:<folded name>' with years and ordinals removed, so that
-    'SIGIR '20' and 'SIGIR 2021' share one venue."""
+    """Venue id from its name: 'venue:<folded name>' with years and ordinals removed and words joined by
+    '_', so that 'SIGIR '20' and 'SIGIR 2021' share one venue ('venue:sigir', 'venue:acm_recsys')."""
     folded = fold_name(name)
     folded = re.sub(r"\b(19|20)\d{2}\b", " ", folded)
     folded = re.sub(r"\b\d+(st|nd|rd|th)\b", " ", folded)
@@ -85,7 +97,7 @@ def venue_key(name: str) -> str:
     folded = re.sub(r"\s+", " ", folded).strip()
     if not folded:
         raise ValueError("empty venue name")
-    return f"venue:{folded}"
+    return f"venue:{fold_id(folded)}"
 
 
 # --- records ----------------------------------------------------------------------------------

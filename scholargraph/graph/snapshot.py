@@ -13,6 +13,7 @@ from scholargraph.graph.records import paper_text
 
 NO_YEAR = -1
 NO_VENUE = -1
+VECTOR_FIELDS = ("semantic_vectors", "topic_vectors", "citation_vectors")
 
 
 @dataclass
@@ -23,6 +24,9 @@ class GraphSnapshot:
     - `authorship[a, p] = position` (1-based) when author a wrote paper p (authors x papers, CSR).
     - `paper_year[i]` is NO_YEAR when unknown (stubs); `paper_venue[i]` is NO_VENUE when none.
     - Texts are optional (None when the snapshot was pulled without them).
+    - Stored vectors are optional (`from_store(..., with_vectors=True)` or `load_stored_vectors`), one row per
+      paper, all-zero where a paper has none: `semantic_vectors` (n x d, every row written by the one encoder
+      whose key is `semantic_encoder`), `topic_vectors` (n x K) and `citation_vectors` (n x c).
     Ranking code only ever sees this object, never a driver.
     """
 
@@ -39,6 +43,10 @@ class GraphSnapshot:
     author_names: list[str | None] | None = None
     venue_names: list[str | None] | None = None
     extra: dict = field(default_factory=dict)
+    semantic_vectors: np.ndarray | None = None
+    semantic_encoder: str | None = None
+    topic_vectors: np.ndarray | None = None
+    citation_vectors: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n_p, n_a, n_v = len(self.paper_ids), len(self.author_ids), len(self.venue_ids)
@@ -50,6 +58,10 @@ class GraphSnapshot:
             raise ValueError("paper_year, paper_stub and paper_venue must have one entry per paper")
         if n_v and len(self.paper_venue) and self.paper_venue.max(initial=NO_VENUE) >= n_v:
             raise ValueError("paper_venue refers to a venue index out of range")
+        for name in VECTOR_FIELDS:
+            value = getattr(self, name)
+            if value is not None and value.shape[0] != n_p:
+                raise ValueError(f"{name} has {value.shape[0]} rows, expected one per paper ({n_p})")
 
     # --- lookups -----------------------------------------------------------------------------------
 
@@ -115,6 +127,9 @@ class GraphSnapshot:
         def pick(values: list | None, index: np.ndarray) -> list | None:
             return None if values is None else [values[k] for k in index]
 
+        def rows(values: np.ndarray | None) -> np.ndarray | None:
+            return None if values is None else values[idx]
+
         return GraphSnapshot(
             paper_ids=[self.paper_ids[k] for k in idx], paper_year=self.paper_year[idx],
             paper_stub=self.paper_stub[idx], paper_venue=self.paper_venue[idx],
@@ -122,13 +137,17 @@ class GraphSnapshot:
             citations=sp.csr_matrix(citations), authorship=authorship,
             titles=pick(self.titles, idx), abstracts=pick(self.abstracts, idx),
             author_names=pick(self.author_names, active_authors), venue_names=self.venue_names,
-            extra={**self.extra, "as_of": year})
+            extra={**self.extra, "as_of": year}, semantic_vectors=rows(self.semantic_vectors),
+            semantic_encoder=self.semantic_encoder, topic_vectors=rows(self.topic_vectors),
+            citation_vectors=rows(self.citation_vectors))
 
     # --- building ----------------------------------------------------------------------------------
 
     @classmethod
-    def from_store(cls, store, with_text: bool = False, quiet: bool = True) -> GraphSnapshot:
-        """Pull the whole graph through the store's streaming reads (no driver code here)."""
+    def from_store(cls, store, with_text: bool = False, quiet: bool = True, with_vectors: bool = False,
+                   semantic_encoder: str | None = None) -> GraphSnapshot:
+        """Pull the whole graph through the store's streaming reads (no driver code here). With
+        `with_vectors`, also the vectors that `features` stored (see `load_stored_vectors`)."""
         from scholargraph.progress import progress
 
         papers = []
@@ -160,7 +179,60 @@ class GraphSnapshot:
                             yield citing, target
                     bar.update(len(page))
 
-        return cls.build(papers, authorships, citations(), venues=venues, authors=authors)
+        snapshot = cls.build(papers, authorships, citations(), venues=venues, authors=authors)
+        if with_vectors:
+            snapshot.load_stored_vectors(store, semantic_encoder=semantic_encoder, quiet=quiet)
+        return snapshot
+
+    def load_stored_vectors(self, store, semantic_encoder: str | None = None, quiet: bool = True,
+                            page_size: int = 5_000) -> GraphSnapshot:
+        """Read `Paper.semanticVector`, `.topicVector` and `.citationVector` into `semantic_vectors`,
+        `topic_vectors` and `citation_vectors` (keyset pages; rows aligned with `paper_ids`, all-zero where a
+        paper has none; an array stays None when no paper has that vector). Returns self.
+
+        Semantic rows are kept only for papers encoded by the encoder whose key is `semantic_encoder`
+        (`encoder.key`; by default the key most papers carry, which becomes `self.semantic_encoder`), and,
+        when the snapshot has texts, only where the text is still the one that was encoded
+        (`Paper.semanticTextHash`): a zero row is "not encoded by this encoder", for the caller to encode.
+        Topic vectors are those of the topic model current at the last `features` run."""
+        from scholargraph.graph.encoders import text_digest
+        from scholargraph.progress import progress
+
+        index = self.paper_index
+        found: list[tuple[int, str | None, str | None, list | None, list | None, list | None]] = []
+        with progress(desc="snapshot vectors", unit="paper", quiet=quiet) as bar:
+            for page in store.pages("store/snapshot_paper_vectors", page_size=page_size):
+                for pid, key, digest, sem, top, cit in page:
+                    i = index.get(pid)
+                    if i is not None:
+                        found.append((i, key, digest, sem, top, cit))
+                bar.update(len(page))
+        if semantic_encoder is None:
+            keys: dict[str, int] = {}
+            for _, key, _, sem, _, _ in found:
+                if key is not None and sem is not None:
+                    keys[key] = keys.get(key, 0) + 1
+            semantic_encoder = max(keys, key=keys.__getitem__) if keys else None
+        has_text = self.titles is not None or self.abstracts is not None
+
+        def fresh(i: int, key: str | None, digest: str | None) -> bool:
+            return key == semantic_encoder and (not has_text or digest == text_digest(self.text(i)))
+
+        def array(col: int, keep=lambda row: True) -> np.ndarray | None:
+            rows = [(row[0], row[col]) for row in found if row[col] is not None and keep(row)]
+            if not rows:
+                return None
+            out = np.zeros((self.n_papers, len(rows[0][1])), dtype=np.float32)
+            for i, vec in rows:
+                if len(vec) == out.shape[1]:
+                    out[i] = vec
+            return out
+
+        self.semantic_encoder = semantic_encoder
+        self.semantic_vectors = array(3, lambda row: fresh(row[0], row[1], row[2]))
+        self.topic_vectors = array(4)
+        self.citation_vectors = array(5)
+        return self
 
     @classmethod
     def build(cls, papers: Sequence[dict], authorships: Iterable[tuple[str, str, int]] = (),

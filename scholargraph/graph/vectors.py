@@ -8,23 +8,31 @@ import numpy as np
 import scipy.sparse as sp
 
 from scholargraph.graph.encoders import (
+    AUTO_ENCODER,
     DEFAULT_ENCODER,
     ENCODERS,
+    EncoderChoice,
     EncoderUnavailable,
     MiniLMEncoder,
+    MiniLMInt8Encoder,
     TextEncoder,
     TfidfSvdEncoder,
+    choose_encoder,
+    is_empty,
     l2_normalize_rows,
     load_encoder,
     make_encoder,
     minilm_available,
     register_encoder,
+    text_digest,
 )
 from scholargraph.graph.snapshot import GraphSnapshot
 
 __all__ = [
-    "DEFAULT_ENCODER", "ENCODERS", "EncoderUnavailable", "MiniLMEncoder", "TextEncoder", "TfidfSvdEncoder",
-    "load_encoder", "make_encoder", "minilm_available", "register_encoder", "text_vectors", "citation_vectors",
+    "AUTO_ENCODER", "DEFAULT_ENCODER", "ENCODERS", "EncoderChoice", "EncoderUnavailable", "MiniLMEncoder",
+    "MiniLMInt8Encoder", "TextEncoder", "TfidfSvdEncoder", "choose_encoder", "text_digest",
+    "load_encoder", "make_encoder", "minilm_available", "register_encoder", "text_vectors", "stored_text_vectors",
+    "citation_vectors",
     "citation_vector_for_references", "citation_vectors_for_references", "has_evidence", "FASTRP_WEIGHTS",
 ]
 
@@ -35,6 +43,24 @@ def text_vectors(snapshot: GraphSnapshot, encoder: TextEncoder, batch_size: int 
                  on_progress: Callable[[int], None] | None = None) -> np.ndarray:
     """(n_papers, encoder.dim): each paper's title and abstract encoded; zero rows where a paper has no text."""
     return encoder.encode_fields(*snapshot.text_fields(), batch_size=batch_size, on_progress=on_progress)
+
+
+def stored_text_vectors(snapshot: GraphSnapshot, encoder: TextEncoder, batch_size: int | None = None,
+                        on_progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, int]:
+    """Every paper's text vector by `encoder`, as `text_vectors` gives it, reusing the vectors stored by
+    `features` (a snapshot from `GraphSnapshot.from_store(store, with_text=True, with_vectors=True,
+    semantic_encoder=encoder.key)`) and encoding only the papers with text that have none of this encoder.
+    Returns (vectors, number of papers encoded here)."""
+    stored = snapshot.semantic_vectors
+    if stored is None or snapshot.semantic_encoder != encoder.key or stored.shape[1] != encoder.dim:
+        return text_vectors(snapshot, encoder, batch_size=batch_size, on_progress=on_progress), snapshot.n_papers
+    out = np.array(stored, dtype=np.float32)
+    titles, abstracts = snapshot.text_fields()
+    idx = [i for i in np.flatnonzero(~out.any(axis=1)).tolist() if not is_empty(snapshot.text(i))]
+    if idx:
+        out[idx] = encoder.encode_fields([titles[i] for i in idx], [abstracts[i] for i in idx],
+                                         batch_size=batch_size, on_progress=on_progress)
+    return out, len(idx)
 
 
 def has_evidence(vectors: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from scholargraph.graph.cli import migration_summary
 from scholargraph.graph.connect import open_store
 from scholargraph.ingest.loader import ingest
 from scholargraph.ingest.normalize import FORMATS
@@ -40,6 +41,12 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
     t0 = time.perf_counter()
     with open_store(settings, quiet=obj.quiet) as store:
         store.apply_schema()
+        if not store.ids_migrated():
+            # A graph from before ids were whitespace-free: rename its ids first, or this ingest would
+            # create a second node beside each old one ('name:ann_lee' beside 'name:ann lee').
+            counts = store.migrate_ids()
+            if any(counts.values()):
+                click.echo(migration_summary(counts), err=True)
         summary = ingest(store, fmt, list(paths), quarantine_path=quarantine,
                          checkpoint_dir=settings.checkpoints_dir, batch_size=batch_size, restart=restart,
                          quiet=obj.quiet, writers=writers,

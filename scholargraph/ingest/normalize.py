@@ -18,6 +18,7 @@ from scholargraph.graph.records import (
     RawRecord,
     Venue,
     author_name_key,
+    fold_id,
     normalize_doi,
     normalize_orcid,
     venue_key,
@@ -86,7 +87,10 @@ def normalize(fmt: str, raw: RawRecord) -> PaperBundle:
       sources it has seen (an alias), or the stub and the paper stay two nodes. Self-references and
       duplicates are dropped.
     - Author id = "orcid:<ORCID>" when an ORCID is given, else the source's author id qualified
-      ("aminer:<id>", "openalex:A1", "s2author:<authorId>"), else records.author_name_key(name).
+      ("aminer:<id>", "openalex:A1", "s2author:<authorId>"), else records.author_name_key(name)
+      ("name:ann_lee").
+    - No id contains whitespace: a source id with spaces (a BibTeX key, say) has them folded to '_'
+      (records.fold_id), and name and venue keys join their words with '_'.
       Authorship positions are 1-based over the authors kept (nameless and repeated ones skipped).
     - Venue id = records.venue_key(name) for every source, so venues merge across sources. BibTeX
       prefers `series` ("SIGIR '20" -> venue:sigir) over `booktitle`/`journal`.
@@ -203,8 +207,10 @@ def inverted_index_to_text(index: object) -> str | None:
 
 
 def _local_id(value: object) -> str | None:
+    """A source's own id as the local part of a graph id: whitespace folded to '_' (a BibTeX key or an id
+    with spaces), None when empty."""
     if isinstance(value, str):
-        return value.strip() or None
+        return fold_id(value) or None
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return None

@@ -1,5 +1,6 @@
 // purpose: An author's profile: papers, topics, PageRanks, rising-star score and top co-authors.
 // params: authorId (string, an Author id such as "aminer:nips-a0005")
+// ids: author (columns holding node ids: printed whitespace-free)
 // example: scholargraph query author_profile -p authorId=aminer:nips-a0005
 MATCH (a:Author {id: $authorId})
 OPTIONAL MATCH (a)-[:AUTHORED]->(p:Paper)

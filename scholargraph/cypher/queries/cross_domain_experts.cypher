@@ -1,5 +1,6 @@
 // purpose: Authors whose papers bridge two topics (strong in both), e.g. reviewers for interdisciplinary work.
 // params: topicA (string, a Topic id), topicB (string, a Topic id), limit (int, default 10)
+// ids: author (columns holding node ids: printed whitespace-free)
 // example: scholargraph query cross_domain_experts -p topicA=topic:1 -p topicB=topic:4
 MATCH (a:Author)-[:AUTHORED]->(p:Paper)-[h:HAS_TOPIC]->(t:Topic)
 WHERE t.id IN [$topicA, $topicB]

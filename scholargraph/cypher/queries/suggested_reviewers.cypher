@@ -1,6 +1,7 @@
 // purpose: Suggested reviewers for a paper with their evidence (main path, compensation, gate, reliability).
 // reads: only the current run of the job (switched in atomically by the scoring job)
 // params: paperId (string, a Paper id such as a DOI), limit (int, default 10)
+// ids: author (columns holding node ids: printed whitespace-free)
 // example: scholargraph query suggested_reviewers -p paperId=aminer:synth-p0001234
 MATCH (run:ScoringRun {job: 'reviewers'}) WHERE run.current = true
 MATCH (a:Author)-[s:SUGGESTED_REVIEWER {runId: run.id}]->(p:Paper {id: $paperId})

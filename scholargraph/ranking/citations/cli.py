@@ -10,9 +10,10 @@ from pathlib import Path
 import click
 
 from scholargraph.errors import NotFitted, UsageError
-from scholargraph.graph.cli import emit_lines
+from scholargraph.graph.cli import emit_lines, resolve_ids
 from scholargraph.graph.connect import open_store
 from scholargraph.graph.features import make_current
+from scholargraph.graph.ids import IdResolver, output_id
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ranking.citations.bm25 import BM25
@@ -110,18 +111,30 @@ def recommend_citations(store, models_dir: Path, queries: list[Query], k: int, q
     if snapshot is None:
         snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
     rec, meta = load_recommender(models_dir, snapshot)
-    results = [(q, rec.recommend(q.title, q.abstract, q.year, exclude_ids=(q.id,), k=k)) for q in queries]
+    # A query that is an in-graph paper, under any spelling of its id (a DOI, another source id of it), is
+    # that paper: excluded from its own results and, with `write`, scored. No bare-id matching: a draft's
+    # id is often a label ("draft") that a bare-id match could mistake for some paper's.
+    node = in_graph_ids(snapshot, store, [q.id for q in queries])
+    results = [(q, rec.recommend(q.title, q.abstract, q.year, exclude_ids=tuple({q.id, node.get(q.id, q.id)}), k=k))
+               for q in queries]
     note = ""
     if write:
-        in_graph = [(q, recs) for q, recs in results if q.id in snapshot.paper_index]
-        rows = [{"source": q.id, "target": snapshot.paper_ids[r.paper_index],
+        in_graph = [(q, recs) for q, recs in results if q.id in node]
+        rows = [{"source": node[q.id], "target": snapshot.paper_ids[r.paper_index],
                  "props": {"score": r.score, "rank": rank}}
                 for q, recs in in_graph for rank, r in enumerate(recs, start=1)]
-        note = publish_paper_scores(store, "citations", rows, [q.id for q, _ in in_graph], meta["version"],
+        note = publish_paper_scores(store, "citations", rows, [node[q.id] for q, _ in in_graph], meta["version"],
                                     queries=len(in_graph), replace_all=replace_all, run_props=run_props)
         if len(results) > len(in_graph):
             note += f"; {len(results) - len(in_graph)} queries are not in the graph"
     return results, snapshot, note
+
+
+def in_graph_ids(snapshot: GraphSnapshot, store, ids: list[str]) -> dict[str, str]:
+    """Query id -> the in-graph paper it names directly (no bare-id matching), for the ids that name one."""
+    resolver = IdResolver.for_snapshot(snapshot, lookup=store.lookup_ids if store is not None else None)
+    res = resolver.resolve("paper", ids, bare=False)
+    return {g: res.ids[g.strip()] for g in ids if g.strip() in res.ids}
 
 
 @citations_group.command("recommend")
@@ -144,9 +157,11 @@ def recommend_cmd(obj, queries, title, abstract, text_file, k: int, fmt: str, ou
     lines: list[str] = []
     for q, recs in results:
         if fmt == "trec":
-            lines += format_run_lines(q.id, [(snapshot.paper_ids[r.paper_index], r.score) for r in recs], "citeomatic")
+            lines += format_run_lines(output_id(q.id), [(output_id(snapshot.paper_ids[r.paper_index]), r.score)
+                                                        for r in recs], "citeomatic")
         elif fmt == "jsonl":
-            lines += [json.dumps({"query": q.id, "rank": rank, "paper_id": snapshot.paper_ids[r.paper_index],
+            lines += [json.dumps({"query": output_id(q.id), "rank": rank,
+                                  "paper_id": output_id(snapshot.paper_ids[r.paper_index]),
                                   "title": (snapshot.titles or [None] * snapshot.n_papers)[r.paper_index],
                                   "year": int(snapshot.paper_year[r.paper_index]), "score": round(r.score, 6),
                                   "shared_terms": list(r.explanation)}, ensure_ascii=False)
@@ -158,6 +173,29 @@ def recommend_cmd(obj, queries, title, abstract, text_file, k: int, fmt: str, ou
                 lines.append(f"{rank:>3}. {t:<60} {int(snapshot.paper_year[r.paper_index]):>5} {r.score:7.3f}  "
                              f"{', '.join(r.explanation)}")
     emit_lines(lines, out, note)
+
+
+def resolve_judgments(snapshot: GraphSnapshot, store_lookup, queries: list[Query],
+                      qrels: dict[str, dict[str, int]]) -> tuple[list[Query], dict[str, dict[str, int]]]:
+    """Judged papers (qualified or bare ids) as node ids, so that a bare id in the qrels is not silently a
+    miss: unknown ones are left out with a warning, none known is a UsageError (exit 2). A query that is an
+    in-graph paper under another spelling takes the paper's id (it is then excluded from its own results)."""
+    resolver = IdResolver.for_snapshot(snapshot, lookup=store_lookup)
+    docs = resolve_ids(resolver, "paper", [d for grades in qrels.values() for d in grades], "--qrels")
+    judged: dict[str, dict[str, int]] = {}
+    for qid, grades in qrels.items():
+        for doc, grade in grades.items():
+            if doc.strip() in docs.ids:
+                judged.setdefault(qid, {})[docs.ids[doc.strip()]] = grade
+    node = resolver.resolve("paper", [q.id for q in queries], bare=False).ids
+    out = []
+    for q in queries:
+        nid = node.get(q.id.strip(), q.id)
+        if nid != q.id and q.id in judged:
+            judged[nid] = judged.pop(q.id)
+            q = Query(nid, q.title, q.abstract, q.year)
+        out.append(q)
+    return out, judged
 
 
 def format_results(results: dict) -> str:
@@ -198,7 +236,9 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
     else:
         rec, _ = load_recommender(obj.settings.models_dir, snapshot)
         rec.baseline = BM25().fit(snapshot, quiet=obj.quiet)
-        results = rec.evaluate(read_queries(queries), read_qrels(qrels), quiet=obj.quiet)
+        qs, judged = resolve_judgments(snapshot, store_lookup=None, queries=read_queries(queries),
+                                       qrels=read_qrels(qrels))
+        results = rec.evaluate(qs, judged, quiet=obj.quiet)
     click.echo(format_results(results))
     if plot:
         from scholargraph.ranking.plots import grouped_bars

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import time
 from dataclasses import asdict
@@ -10,9 +12,10 @@ from pathlib import Path
 import click
 
 from scholargraph.errors import NotFitted, UsageError
-from scholargraph.graph.cli import emit_lines
+from scholargraph.graph.cli import emit_lines, resolve_ids
 from scholargraph.graph.connect import open_store
 from scholargraph.graph.features import current_model_paths, load_models
+from scholargraph.graph.ids import IdResolver, Resolution, output_id
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ranking.metrics import format_run_lines, read_qrels
@@ -53,19 +56,44 @@ def _num(value: float | None) -> str:
 
 
 def _read_ids(path: str) -> list[str]:
-    return [line.split()[0] for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    """Ids as a file gives them, one per line (its first field; blank lines and `#` comments skipped).
+    They are user ids: resolve them (graph.ids.IdResolver) before looking them up."""
+    return [line.split()[0] for line in Path(path).read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
 
 
 def _candidates(path: str) -> dict[str, list[str]]:
-    """TREC qrels `qid 0 cand rel` or two columns `qid cand`."""
+    """TREC qrels `qid 0 cand rel` or two columns `qid cand`, ids as the file gives them (resolve them with
+    `_resolve_candidates` before scoring: a bare S2 author id is not a node id)."""
     out: dict[str, list[str]] = {}
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
         if len(parts) >= 4:
             out.setdefault(parts[0], []).append(parts[2])
         elif len(parts) == 2:
             out.setdefault(parts[0], []).append(parts[1])
     return out
+
+
+def _resolve_candidates(resolver: IdResolver, listed: dict[str, list[str]],
+                        what: str = "--candidates") -> tuple[dict[str, list[str]], Resolution]:
+    """Candidate lists with every id resolved to its author node id (the qualified id, or the source's bare
+    id when exactly one author has it); unknown ones are left out with a warning, and none known at all is
+    a UsageError (exit 2): never a silent default score for an id the graph does not have."""
+    res = resolve_ids(resolver, "author", [c for cands in listed.values() for c in cands], what)
+    return {qid: list(dict.fromkeys(res.ids[c] for c in cands if c.strip() in res.ids))
+            for qid, cands in listed.items()}, res
+
+
+def _row(fmt: str, cells: list) -> str:
+    """One TSV or CSV line (CSV quoted where a cell needs it; a name may hold a comma)."""
+    if fmt == "tsv":
+        return "\t".join(" ".join(str(c).split()) for c in cells)
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(cells)
+    return out.getvalue()
 
 
 @click.group("reviewers")
@@ -114,22 +142,50 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None, trai
 def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: str | None = None,
                         pool_file: str | None = None, candidates_file: str | None = None, k: int = 10,
                         coi: bool = True, write: bool = False, quiet: bool = True, index: EvidenceIndex | None = None,
-                        replace_all: bool = False, run_props: dict | None = None):
+                        replace_all: bool = False, run_props: dict | None = None,
+                        id_forms: dict[str, dict[str, str]] | None = None):
     """Suggestions per query; with `write`, a scoring run that stores them for the in-graph papers and
-    keeps the current suggestions of every other paper (`replace_all`: only this run's papers remain)."""
+    keeps the current suggestions of every other paper (`replace_all`: only this run's papers remain).
+
+    Paper and author ids (`paper_ids`, the pool and candidate files) may be qualified or the source's bare
+    ids: they are resolved to node ids (graph.ids.IdResolver); unknown ones are left out with a warning, and
+    an option none of whose ids is known is a UsageError. `id_forms`, when given, is filled with
+    {"paper": {node id: given id}, "author": {...}} for ids given in another form, so that outputs can
+    answer in the caller's own ids."""
     model, meta = load_model(models_dir)
     index = index or index_for_model(store, models_dir, meta, quiet)
-    queries = [index.query_for_paper(p) for p in paper_ids]
+    resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
+    forms = id_forms if id_forms is not None else {}
+    forms.setdefault("paper", {})
+    forms.setdefault("author", {})
+    queries = []
+    if paper_ids:
+        papers = resolve_ids(resolver, "paper", paper_ids, "--paper")
+        forms["paper"].update(papers.given_forms())
+        queries = [index.query_for_paper(p) for p in papers.node_ids()]
     if queries_file:
         queries += index.read_queries(queries_file)
-    base_pool = (ReviewerPool.from_snapshot(index.snapshot, author_ids=_read_ids(pool_file)) if pool_file
-                 else ReviewerPool.from_snapshot(index.snapshot, min_papers=meta.get("min_papers", 3)))
-    candidates = _candidates(candidates_file) if candidates_file else {}
+    if pool_file:
+        pool_ids = resolve_ids(resolver, "author", _read_ids(pool_file), "--pool")
+        forms["author"].update(pool_ids.given_forms())
+        base_pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=pool_ids.node_ids())
+    else:
+        base_pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=meta.get("min_papers", 3))
+    candidates: dict[str, list[str]] = {}
+    if candidates_file:
+        candidates, cand_ids = _resolve_candidates(resolver, _candidates(candidates_file))
+        forms["author"].update(cand_ids.given_forms())
     results = []
     for q in queries:
-        if q.id in candidates:
-            # The CoF protocol: rank exactly the listed candidates; each gets a score, history or not.
-            pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=candidates[q.id])
+        # A query is listed under its id, or under the form its paper id was given in (a bare id).
+        listed = candidates.get(q.id, candidates.get(forms["paper"].get(q.id, q.id)))
+        if listed is not None:
+            # The CoF protocol: rank exactly the listed candidates; each known one gets a score, history
+            # or not (unknown ids were left out with a warning above).
+            if not listed:
+                results.append((q, []))
+                continue
+            pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=listed)
             results.append((q, model.recommend(index, q, pool, k=len(pool), coi=coi, shortlist=None)))
         else:
             results.append((q, model.recommend(index, q, base_pool, k=k, coi=coi)))
@@ -147,14 +203,19 @@ def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: 
 
 
 @reviewers_group.command("recommend")
-@click.option("--paper", "papers", multiple=True, help="An in-graph paper id (repeatable).")
+@click.option("--paper", "papers", multiple=True,
+              help="An in-graph paper id (repeatable): a DOI, a qualified id (aminer:123) or the bare id (123).")
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Submissions JSONL {id, title, abstract, year?, authors?, references?}.")
-@click.option("--pool", type=click.Path(exists=True, dir_okay=False), default=None, help="Author ids, one per line.")
+@click.option("--pool", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Author ids, one per line: qualified (s2author:1737249) or bare (1737249).")
 @click.option("--candidates", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Rank only these candidates per query (qrels `qid 0 cand rel` or `qid cand`).")
+              help="Rank only these candidates per query (qrels `qid 0 cand rel` or `qid cand`; author ids "
+                   "qualified or bare).")
 @click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000))
-@click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "trec"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "trec", "tsv", "csv"]), default="table",
+              show_default=True, help="trec, tsv and csv print ids as they were given (a bare id stays bare); "
+                                      "jsonl prints node ids, and the given form beside them.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None)
 @click.option("--write", is_flag=True, help="Store SUGGESTED_REVIEWER edges for in-graph papers.")
 @click.option("--no-coi", is_flag=True, help="Do not exclude the authors and their recent co-authors.")
@@ -163,16 +224,37 @@ def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, no
     """Suggested reviewers with their explanation: main and compensation, gate, reliability, evidence papers."""
     if not papers and not queries:
         raise UsageError("give --paper ID or --queries FILE")
+    forms: dict[str, dict[str, str]] = {}
     with open_store(obj.settings, quiet=obj.quiet) as store:
         results, note = recommend_reviewers(store, obj.settings.models_dir, paper_ids=papers, queries_file=queries,
                                             pool_file=pool, candidates_file=candidates, k=k, coi=not no_coi,
-                                            write=write, quiet=obj.quiet)
+                                            write=write, quiet=obj.quiet, id_forms=forms)
+
+    def given(kind: str, node_id: str) -> str:
+        # Tabular outputs answer in the caller's ids (a run file is scored against the caller's qrels),
+        # and never with whitespace in an id (TREC, TSV and CSV tools split on it).
+        return output_id(forms[kind].get(node_id, node_id))
+
     lines: list[str] = []
+    if fmt in ("tsv", "csv"):
+        lines.append(_row(fmt, ["query", "rank", "reviewer_id", "name", "score", "main", "compensation", "gate",
+                                "reliability", "no_history"]))
     for q, sugg in results:
         if fmt == "trec":
-            lines += format_run_lines(q.id, [(s.reviewer_id, s.score) for s in sugg], "reco-rank")
+            lines += format_run_lines(given("paper", q.id), [(given("author", s.reviewer_id), s.score) for s in sugg],
+                                      "reco-rank")
+        elif fmt in ("tsv", "csv"):
+            lines += [_row(fmt, [given("paper", q.id), s.rank, given("author", s.reviewer_id), s.name or "",
+                                 f"{s.score:.6f}", f"{s.main:.6f}", f"{s.compensation:.6f}", f"{s.gate:.4f}",
+                                 f"{s.reliability:.4f}", str(s.no_history).lower()]) for s in sugg]
         elif fmt == "jsonl":
-            lines += [json.dumps({"query": q.id, **s.to_dict()}, default=str, ensure_ascii=False) for s in sugg]
+            for s in sugg:
+                row = {"query": output_id(q.id), **s.to_dict(), "reviewer_id": output_id(s.reviewer_id)}
+                if q.id in forms["paper"]:
+                    row["given_query"] = forms["paper"][q.id]
+                if s.reviewer_id in forms["author"]:
+                    row["given_id"] = forms["author"][s.reviewer_id]
+                lines.append(json.dumps(row, default=str, ensure_ascii=False))
         else:
             lines.append(f"reviewers for {q.id}: {q.title}"[:120])
             for s in sugg:

@@ -37,9 +37,10 @@ class ConflictChecker:
                 if name:
                     index.setdefault(fold_name(name), []).append(a)
             for a, aid in enumerate(self.snapshot.author_ids):
-                # Name-keyed ids (sources without author ids) carry the folded name after 'name:'.
+                # Name-keyed ids (sources without author ids) carry the folded name after 'name:', its
+                # words joined by '_' ('name:ann_lee'; 'name:ann lee' in a graph not migrated yet).
                 if aid.startswith("name:"):
-                    rows = index.setdefault(aid[5:], [])
+                    rows = index.setdefault(aid[5:].replace("_", " "), [])
                     if a not in rows:
                         rows.append(a)
             self._by_name = index

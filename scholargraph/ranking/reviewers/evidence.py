@@ -151,6 +151,9 @@ class Evidence:
     no_history: np.ndarray
     extra: dict = field(default_factory=dict)
     lexical: np.ndarray | None = None
+    # Corpus-level mean and spread of the same 8 scores between random pairs of papers: the scale on which
+    # evidence is calibrated, the same for every submission, so that scores compare across submissions.
+    reference: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -206,6 +209,21 @@ def lexical_matrix(snapshot: GraphSnapshot, encoder, texts: Sequence[str] | None
     return (pick @ rows).tocsr()
 
 
+class LibraryTfidf:
+    """Lexical evidence beside an encoder without TF-IDF rows of its own (the pretrained MiniLM): scikit-learn's
+    TfidfVectorizer (sublinear tf, English stop words) fitted on the corpus texts."""
+
+    def fit(self, texts: Sequence[str]) -> LibraryTfidf:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.vectorizer_ = TfidfVectorizer(sublinear_tf=True, stop_words="english", dtype=np.float32)
+        self.vectorizer_.fit([t for t in texts if t and t.strip()] or ["empty"])
+        return self
+
+    def tfidf(self, texts: Sequence[str]) -> sp.csr_matrix:
+        return sp.csr_matrix(self.vectorizer_.transform(list(texts)), dtype=np.float32)
+
+
 def _topic_rows(topic_model, texts: Sequence[str]) -> np.ndarray:
     """Topic mixtures with zero rows for texts the model cannot read (it returns them uniform)."""
     try:
@@ -256,7 +274,7 @@ class EvidenceIndex:
 
     def __init__(self, snapshot: GraphSnapshot, text_vectors: np.ndarray, topic_vectors: np.ndarray,
                  citation_vectors: np.ndarray, *, encoder=None, topic_model=None, background: int = 2000,
-                 seed: int = 0, lexical: sp.spmatrix | None = None):
+                 seed: int = 0, lexical: sp.spmatrix | None = None, lexical_model=None):
         n = snapshot.n_papers
         for name, arr in (("text_vectors", text_vectors), ("topic_vectors", topic_vectors),
                           ("citation_vectors", citation_vectors)):
@@ -270,6 +288,9 @@ class EvidenceIndex:
         self.cvec = _l2_rows(citation_vectors)
         self.encoder = encoder
         self.topic_model = topic_model
+        # What makes lexical rows of new texts: the encoder's own TF-IDF (tfidf-svd) or a library one.
+        self.lexical_model = lexical_model if lexical_model is not None else (
+            encoder if hasattr(encoder, "tfidf") else None)
         self.has_text = np.linalg.norm(self.text, axis=1) > 0
         self.has_topic = self.topics.sum(axis=1) > 0
         self.lexical = None
@@ -300,6 +321,7 @@ class EvidenceIndex:
         self._pool_features: tuple[ReviewerPool, PoolFeatures] | None = None
         self._background_rows: tuple | None = None
         self._last_background: tuple[Query, np.ndarray] | None = None
+        self._reference: np.ndarray | None = None
 
     # --- building -----------------------------------------------------------------------------------
 
@@ -355,9 +377,13 @@ class EvidenceIndex:
             cit.eliminate_zeros()
         citation_vectors = np.asarray(vectors_mod.citation_vectors(cit, dim=citation_dim, seed=seed),
                                       dtype=np.float32)
-        lex = lexical_matrix(snapshot, encoder, texts) if lexical else None
+        # Lexical rows come from an encoder fitted on the corpus (tfidf-svd: its latent dimensions lose exact
+        # terms). A pretrained sentence encoder goes without: with library TF-IDF rows beside MiniLM, the
+        # expertise loss on the gold-standard dev half rose from 0.194 to 0.215 (docs/reviewers.md).
+        lexical_model = encoder if lexical and hasattr(encoder, "tfidf") else None
+        lex = lexical_matrix(snapshot, lexical_model, texts) if lexical_model is not None else None
         return cls(snapshot, text_vectors, topic_vectors, citation_vectors, encoder=encoder,
-                   topic_model=topic_model, seed=seed, lexical=lex)
+                   topic_model=topic_model, seed=seed, lexical=lex, lexical_model=lexical_model)
 
     def conflict_checker(self):
         """The default ConflictChecker of this snapshot (built once)."""
@@ -422,9 +448,9 @@ class EvidenceIndex:
 
     def lexical_rows(self, texts: Sequence[str]) -> sp.csr_matrix | None:
         """L2-normalised TF-IDF rows of new texts in the index's lexical space (None without one)."""
-        if self.lexical is None or self.encoder is None or not hasattr(self.encoder, "tfidf"):
+        if self.lexical is None or self.lexical_model is None:
             return None
-        lex = sp.csr_matrix(self.encoder.tfidf(list(texts)), dtype=np.float32)
+        lex = sp.csr_matrix(self.lexical_model.tfidf(list(texts)), dtype=np.float32)
         if lex.shape[1] != self.lexical.shape[1]:
             return None
         norms = np.sqrt(np.asarray(lex.multiply(lex).sum(axis=1)).ravel())
@@ -504,6 +530,36 @@ class EvidenceIndex:
         else:
             out[7] = 1.0
         self._last_background = (query, out)
+        return out
+
+    def reference_stats(self, n_probe: int = 200) -> np.ndarray:
+        """Mean and spread of semantic, topic, vector and lexical scores between random pairs of background
+        papers: one fixed scale per corpus (and encoder) for calibrating evidence, whatever the submission."""
+        if self._reference is not None:
+            return self._reference
+        rng = np.random.default_rng(1)
+        b = self.background
+        probe = np.sort(rng.choice(b, size=min(n_probe, len(b)), replace=False))
+        out = np.array([0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0], dtype=np.float32)
+
+        def stats(sims: np.ndarray, k: int, floor: float) -> None:
+            if sims.size:
+                out[k:k + 2] = float(sims.mean()), max(float(sims.std()), floor)
+
+        off_diag = probe[:, None] != b[None, :]
+        t_p, t_b = self.has_text[probe], self.has_text[b]
+        stats((self.text[probe] @ self.text[b].T)[off_diag & t_p[:, None] & t_b[None, :]], 0, _MIN_STD["semantic"])
+        tp, tb = probe[self.has_topic[probe]][:50], b[self.has_topic[b]]
+        if len(tp) and len(tb):
+            stats(np.concatenate([topic_similarity(self.topics[i], self.topics[tb][tb != i]) for i in tp]), 2,
+                  _MIN_STD["topic"])
+        c_p, c_b = self.has_cvec[probe], self.has_cvec[b]
+        stats((self.cvec[probe] @ self.cvec[b].T)[off_diag & c_p[:, None] & c_b[None, :]], 4, _MIN_STD["vector"])
+        if self.lexical is not None:
+            l_p, l_b = self.has_lex[probe], self.has_lex[b]
+            lex = (self.lexical[probe] @ self.lexical[b].T).toarray()
+            stats(lex[off_diag & l_p[:, None] & l_b[None, :]], 6, _MIN_STD["lexical"])
+        self._reference = out
         return out
 
     def dense_lexical(self, query: Query) -> np.ndarray:
@@ -641,7 +697,8 @@ class EvidenceIndex:
                         semantic=pad(sem), topic=pad(top), citation_parts=pad(parts), citation=pad(cit),
                         mask=pad(mask, False), background=background,
                         query_features=self.query_features(query, background), n_papers=n_papers,
-                        no_history=no_history, lexical=pad(lex) if self.lexical is not None else None)
+                        no_history=no_history, lexical=pad(lex) if self.lexical is not None else None,
+                        reference=self.reference_stats())
 
 
 def reviewer_profiles(index: EvidenceIndex, pool: ReviewerPool) -> np.ndarray:

@@ -40,12 +40,14 @@ class RecoRankConfig:
     k_shortlist: int = 3  # per evidence, a reviewer's top-k papers enter the shortlist S(q, r)
     k_bridge: int = 3  # at most this many bridge papers (compensation gap) per reviewer
     bridge_gap: float = 0.15  # calibrated topic/citation this far above semantic makes a bridge paper
-    tau_min: float = 0.02
+    tau_min: float = 0.25  # floor of the aggregation temperature: near-max pooling ranked expertise worse
     hidden: int = 16
     calibration: bool = True
     compensation: bool = True
     gate_reliability: bool = True
     topk_loss: bool = True
+    query_temperature: bool = False  # tau from the query representation (True) or one learnt tau (False)
+    semantic_values: bool = True  # the main path values semantics only (see RecoRankNet.value_mix)
     loss_k: int = 5
     loss_temperature: float = 0.1
     steps: int = 300
@@ -55,6 +57,7 @@ class RecoRankConfig:
     seed: int = 0
     # training data
     self_supervised: int = 600  # hidden papers
+    reviewer_centric: int = 300  # groups ranking hidden papers for one reviewer (0: off)
     hard_negatives: int = 12
     random_negatives: int = 8
     recent_years: int = 3  # hidden papers come from the snapshot's last years
@@ -75,8 +78,16 @@ class RecoRankConfig:
 # --- tensors ------------------------------------------------------------------------------------------
 
 
+def _row_background(ev: Evidence) -> np.ndarray:
+    """[R, 8] the scale evidence is calibrated on: the corpus reference when the evidence has one (the same
+    for every submission), else the query's background (one query's, or one per row, see merge_pairs)."""
+    scale = ev.reference if ev.reference is not None else ev.background
+    return np.broadcast_to(np.asarray(scale, np.float32), (ev.papers.shape[0], 8))
+
+
 def _cit_features(ev: Evidence) -> np.ndarray:
-    z_vec = (ev.citation_parts[..., 0] - ev.background[4]) / ev.background[5]
+    bg = _row_background(ev)
+    z_vec = (ev.citation_parts[..., 0] - bg[:, 4:5]) / bg[:, 5:6]
     return np.stack([z_vec * ev.mask[..., _CIT], ev.citation_parts[..., 1], ev.citation_parts[..., 2],
                      ev.citation_parts[..., 3]], axis=-1)
 
@@ -91,25 +102,25 @@ def evidence_batch(items: Sequence[Evidence], grades: Sequence[np.ndarray] | Non
         "sem_x": np.zeros((B, R, P, 4), np.float32), "top_x": np.zeros((B, R, P, 2), np.float32),
         "cit_x": np.zeros((B, R, P, 4), np.float32), "raw": np.zeros((B, R, P, 3), np.float32),
         "mask": np.zeros((B, R, P, 3), bool), "valid": np.zeros((B, R, P), bool),
-        "qf": np.zeros((B, len(QUERY_FEATURES)), np.float32), "n_papers": np.zeros((B, R), np.float32),
+        "qf": np.zeros((B, R, len(QUERY_FEATURES)), np.float32), "n_papers": np.zeros((B, R), np.float32),
         "no_history": np.ones((B, R), bool), "reviewer": np.zeros((B, R), bool),
         "grades": np.full((B, R), -1.0, np.float32), "weights": np.ones(B, np.float32),
     }
     for b, e in enumerate(items):
         r, p = e.papers.shape
-        bg = e.background
+        bg = _row_background(e)
         m = e.mask
-        z_sem = (e.semantic - bg[0]) / bg[1] * m[..., _SEM]
-        z_top = (e.topic - bg[2]) / bg[3] * m[..., _TOP]
+        z_sem = (e.semantic - bg[:, 0:1]) / bg[:, 1:2] * m[..., _SEM]
+        z_top = (e.topic - bg[:, 2:3]) / bg[:, 3:4] * m[..., _TOP]
         lex = e.lexical if e.lexical is not None else np.zeros_like(e.semantic)
-        z_lex = (lex - bg[6]) / bg[7] * m[..., _SEM] * (e.lexical is not None)
+        z_lex = (lex - bg[:, 6:7]) / bg[:, 7:8] * m[..., _SEM] * (e.lexical is not None)
         out["sem_x"][b, :r, :p] = np.stack([z_sem, e.semantic, z_lex, lex], axis=-1)
         out["top_x"][b, :r, :p] = np.stack([z_top, e.topic], axis=-1)
         out["cit_x"][b, :r, :p] = _cit_features(e)
         out["raw"][b, :r, :p] = np.stack([np.clip(e.semantic, 0, 1), e.topic, e.citation], axis=-1) * m
         out["mask"][b, :r, :p] = m & e.valid[..., None]
         out["valid"][b, :r, :p] = e.valid
-        out["qf"][b] = e.query_features
+        out["qf"][b, :r] = e.query_features  # one row per query, or one per pair (merge_pairs)
         out["n_papers"][b, :r] = e.n_papers
         out["no_history"][b, :r] = e.no_history | ~e.valid.any(axis=1)
         out["reviewer"][b, :r] = True
@@ -171,12 +182,13 @@ class RecoRankNet(nn.Module):
         self.a_raw = nn.Parameter(torch.full((3,), math.log(math.expm1(0.5))))
         self.b = nn.Parameter(torch.full((3,), -2.0))
         self.q_shift = nn.Linear(nq, 3)
+        self.register_buffer("shift_mask", torch.tensor([0.0, 1.0, 1.0]), persistent=False)
         nn.init.zeros_(self.q_shift.weight)
         nn.init.zeros_(self.q_shift.bias)
         # Aggregation temperature tau_q from the query representation.
         self.q_temp = nn.Linear(nq, 1)
         nn.init.zeros_(self.q_temp.weight)
-        nn.init.constant_(self.q_temp.bias, math.log(math.expm1(0.1 - cfg.tau_min)))
+        nn.init.constant_(self.q_temp.bias, math.log(math.expm1(max(0.1, cfg.tau_min) - cfg.tau_min + 0.05)))
         # Main path: value mix over evidences, and a null slot (value 0) that thin histories cannot outweigh.
         self.beta = nn.Parameter(torch.tensor([1.0, 0.0, 0.0]))
         self.null_anchor = nn.Parameter(torch.tensor(0.3))
@@ -195,25 +207,44 @@ class RecoRankNet(nn.Module):
     # --- pieces -------------------------------------------------------------------------------------
 
     def calibrate(self, batch: Mapping[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Calibrated evidence c [B, R, P, 3] in [0, 1] (0 where missing) and tau_q [B]."""
+        """Calibrated evidence c [B, R, P, 3] in [0, 1] (0 where missing) and tau_q [B, R]. Query features
+        come per pair ([B, R, nq]; [B, nq] is broadcast), so that a pair's score never depends on which other
+        pairs share its batch."""
         mask = batch["mask"]
-        B = mask.shape[0]
+        B, R = mask.shape[:2]
+        qf = batch["qf"]
+        if qf.dim() == 2:
+            qf = qf[:, None, :].expand(B, R, qf.shape[-1])
         if not self.cfg.calibration:
-            return batch["raw"] * mask, torch.full((B,), 0.1)
+            return batch["raw"] * mask, torch.full((B, R), 0.1)
         sp = nn.functional.softplus
         z = torch.stack([batch["sem_x"] @ sp(self.w_sem), batch["top_x"] @ sp(self.w_top),
                          batch["cit_x"] @ sp(self.w_cit)], dim=-1)
         a = nn.functional.softplus(self.a_raw)
-        b = self.b + self.q_shift(batch["qf"])  # [B, 3]
-        c = torch.sigmoid(a * z + b[:, None, None, :]) * mask
-        tau = self.cfg.tau_min + nn.functional.softplus(self.q_temp(batch["qf"])).squeeze(-1)
+        # The query shifts topic and citation only: the semantic anchor stays on one scale for every
+        # submission (a shift by the query's background similarity made a reviewer's scores of different
+        # submissions incomparable: expertise loss 0.227 against 0.190 without it on the gold standard).
+        b = self.b + self.q_shift(qf) * self.shift_mask  # [B, R, 3]
+        c = torch.sigmoid(a * z + b[:, :, None, :]) * mask
+        if not self.cfg.query_temperature:
+            qf = torch.zeros_like(qf)  # one learnt temperature for every submission keeps scores comparable
+        tau = self.cfg.tau_min + nn.functional.softplus(self.q_temp(qf)).squeeze(-1)
         return c, tau
+
+    def value_mix(self) -> torch.Tensor:
+        """Weights of semantic, topic and citation in a main-path paper's value. With `semantic_values` the
+        main path values semantics alone (topic and citation count through the gated compensation branch;
+        they stand in only for a paper without text): learnt from author identification, a topic share in
+        the value ranked a reviewer's submissions worse on real expertise judgments."""
+        if self.cfg.semantic_values:
+            return torch.tensor([1.0, 1e-3, 1e-3])
+        return torch.softmax(self.beta, dim=0)
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         cfg = self.cfg
         mask, valid = batch["mask"], batch["valid"]
         c, tau = self.calibrate(batch)
-        t = tau[:, None, None]
+        t = tau[..., None]
         m_sem, m_top, m_cit = mask[..., _SEM], mask[..., _TOP], mask[..., _CIT]
         c_sem, c_top, c_cit = c[..., _SEM], c[..., _TOP], c[..., _CIT]
 
@@ -229,13 +260,20 @@ class RecoRankNet(nn.Module):
             short &= valid
 
         # Main path: attention from the semantic anchor over the shortlist, plus a null slot.
-        beta = torch.softmax(self.beta, dim=0)
+        beta = self.value_mix()
         wsum = (beta * mask).sum(-1)
         v = (beta * c).sum(-1) / wsum.clamp_min(1e-9)
         avail = mask.sum(-1).clamp_min(1)
         anchor = torch.where(m_sem, c_sem, 0.5 * c.sum(-1) / avail)
         logits = torch.cat([anchor / t, (self.null_anchor / t).expand(*anchor.shape[:2], 1)], dim=-1)
-        att_mask = torch.cat([short, torch.ones_like(short[..., :1])], dim=-1)
+        on_main = short
+        if cfg.semantic_values:
+            # The main path attends over the reviewer's semantic shortlist (papers without text stand in
+            # through their other evidence); topical or cited-only papers are the compensation branch's.
+            with torch.no_grad():
+                sem_top = _topk_mask(c_sem.detach(), m_sem & valid, cfg.k_shortlist)
+                on_main = short & (sem_top | ~m_sem)
+        att_mask = torch.cat([on_main, torch.ones_like(short[..., :1])], dim=-1)
         att = _masked_softmax(logits, att_mask)
         att_p = att[..., :-1]
         main_p = att_p * v
@@ -438,6 +476,98 @@ def self_supervised_queries(index: EvidenceIndex, pool: ReviewerPool, n: int, *,
     return out
 
 
+def merge_pairs(items: Sequence[Evidence]) -> Evidence:
+    """Single-reviewer evidence of several queries as one Evidence whose rows are (query, reviewer) pairs,
+    each row with its own query's background and features: a reviewer-centric training group."""
+    P = max(e.papers.shape[1] for e in items)
+
+    def cat(name: str, fill=0.0) -> np.ndarray:
+        arrs = []
+        for e in items:
+            a = getattr(e, name)
+            pad = [(0, 0), (0, P - a.shape[1])] + [(0, 0)] * (a.ndim - 2)
+            arrs.append(np.pad(a, pad, constant_values=fill))
+        return np.concatenate(arrs)
+
+    lexical = cat("lexical") if all(e.lexical is not None for e in items) else None
+    return Evidence(
+        query_id="|".join(e.query_id for e in items), reviewer_rows=np.concatenate([e.reviewer_rows for e in items]),
+        reviewer_ids=[i for e in items for i in e.reviewer_ids], papers=cat("papers", -1), valid=cat("valid", False),
+        semantic=cat("semantic"), topic=cat("topic"), citation_parts=cat("citation_parts"), citation=cat("citation"),
+        mask=cat("mask", False), background=np.stack([e.background for e in items for _ in e.reviewer_ids]),
+        query_features=np.stack([e.query_features for e in items for _ in e.reviewer_ids]),
+        n_papers=np.concatenate([e.n_papers for e in items]), no_history=np.concatenate([e.no_history for e in items]),
+        lexical=lexical, reference=items[0].reference)
+
+
+def reviewer_centric_queries(index: EvidenceIndex, pool: ReviewerPool, n: int, *, hard: int = 6, random: int = 6,
+                             recent_years: int = 3, seed: int = 0, max_papers: int = 16, per_evidence: int = 4,
+                             until_year: int | None = None) -> list[TrainingQuery]:
+    """Training groups that rank submissions for one reviewer, as an assignment (and the expertise judgments
+    of reviewers rating papers) compares them: a hidden paper of the reviewer's (grade 3 with >= 3 earlier
+    papers, else 2) against hidden papers of others, the topically closest to the reviewer's profile (grade
+    1) and random ones (grade 0). Within-submission training leaves every per-submission shift of the score
+    unpunished; these pairs make a score mean the same for every submission."""
+    snap = index.snapshot
+    rng = np.random.default_rng(seed + 1)
+    years = index.year
+    last = snap.max_year if until_year is None else until_year
+    if n <= 0 or last < 0 or len(pool) == 0:
+        return []
+    hidden = np.flatnonzero((years > last - recent_years) & (years <= last) & index.has_text
+                            & ~np.asarray(snap.paper_stub))
+    if len(hidden) < 3:
+        return []
+    pool_of_author = np.full(snap.n_authors, -1, dtype=np.int64)
+    known = pool.author_rows >= 0
+    pool_of_author[pool.author_rows[known]] = np.flatnonzero(known)
+    auth_csc = snap.authorship.tocsc()
+    profiles = reviewer_profiles(index, pool)
+    hidden_topics = index.topics[hidden]
+    queries: dict[int, Query] = {}
+
+    def query(p: int) -> Query:
+        if p not in queries:
+            queries[p] = replace(index.query_for_paper(int(p)), year=int(years[p]) - 1)
+        return queries[p]
+
+    order = rng.permutation(hidden)
+    out: list[TrainingQuery] = []
+    for p in order:
+        if len(out) >= n:
+            break
+        prow = pool_of_author[auth_csc.indices[auth_csc.indptr[p]:auth_csc.indptr[p + 1]]]
+        prow = prow[prow >= 0]
+        if len(prow) == 0:
+            continue
+        r = int(rng.choice(prow))
+        own = set(pool.papers[r].indices.tolist())
+        others = np.array([h for h in hidden if h not in own and h != p], dtype=np.int64)
+        if len(others) < 2:
+            continue
+        sims = hidden_topics[np.searchsorted(hidden, others)] @ profiles[r]
+        close = others[np.argsort(-sims)[: max(4 * hard, 20)]]
+        hard_p = rng.choice(close, size=min(hard, len(close)), replace=False)
+        rest = np.setdiff1d(others, hard_p)
+        rand_p = rng.choice(rest, size=min(random, len(rest)), replace=False) if len(rest) else rest
+        items, grades = [], []
+        for q_p, grade in [(p, None), *((h, 1.0) for h in hard_p), *((h, 0.0) for h in rand_p)]:
+            ev = index.evidence(query(int(q_p)), pool, np.array([r]), max_papers=max_papers,
+                                per_evidence=per_evidence)
+            if ev.no_history[0]:
+                if grade is None:
+                    break
+                continue
+            if grade is None:
+                grade = 3.0 if ev.n_papers[0] >= 3 else 2.0
+            items.append(ev)
+            grades.append(grade)
+        if len(items) < 3 or grades[0] < 2:
+            continue
+        out.append(TrainingQuery(merge_pairs(items), np.asarray(grades, np.float32), 1.0, "reviewer"))
+    return out
+
+
 def judged_queries(index: EvidenceIndex, queries: Sequence[Query], judgments: Mapping[str, Mapping[str, int]],
                    pool: ReviewerPool, weight: float = 2.0, max_papers: int = 16,
                    per_evidence: int = 4) -> list[TrainingQuery]:
@@ -495,6 +625,9 @@ class RecoRank:
                 index, pool, cfg.self_supervised, hard=cfg.hard_negatives, random=cfg.random_negatives,
                 recent_years=cfg.recent_years, cross_weight=cfg.cross_weight, seed=cfg.seed,
                 max_papers=cfg.max_papers, per_evidence=cfg.per_evidence, until_year=until_year))
+            training += reviewer_centric_queries(
+                index, pool, cfg.reviewer_centric, recent_years=cfg.recent_years, seed=cfg.seed,
+                max_papers=cfg.max_papers, per_evidence=cfg.per_evidence, until_year=until_year)
             if judged:
                 jp = judged_pool or ReviewerPool.from_snapshot(
                     index.snapshot, author_ids=sorted({a for _, j in judged for a in j}))
@@ -505,6 +638,7 @@ class RecoRank:
                              "and no judgments were given")
         self.train_on(training, progress=progress)
         self.fit_info_ = {"queries": len(training), "self_supervised": sum(t.kind == "self" for t in training),
+                          "reviewer_centric": sum(t.kind == "reviewer" for t in training),
                           "judged": sum(t.kind == "judged" for t in training),
                           "seconds": round(time.perf_counter() - t0, 2)}
         return self
@@ -665,10 +799,11 @@ def candidate_stage(index: EvidenceIndex, query: Query, pool: ReviewerPool, rows
     m_sem, m_top, m_vec = m_sem[pos], m_top[pos], m_vec[pos]
     direct = np.isin(paper, query.references).astype(np.float32) if len(query.references) else np.zeros(len(pos),
                                                                                                           np.float32)
-    z_sem = np.where(m_sem, (sem - bg[0]) / bg[1], 0.0)
-    z_lex = np.where(m_sem, (lex - bg[6]) / bg[7], 0.0) if query.lexical_vector is not None else np.zeros_like(sem)
-    z_top = np.where(m_top, (top - bg[2]) / bg[3], 0.0)
-    z_vec = np.where(m_vec, (vec - bg[4]) / bg[5], 0.0)
+    ref = index.reference_stats()  # the model's calibration scale (see Evidence.reference)
+    z_sem = np.where(m_sem, (sem - ref[0]) / ref[1], 0.0)
+    z_lex = np.where(m_sem, (lex - ref[6]) / ref[7], 0.0) if query.lexical_vector is not None else np.zeros_like(sem)
+    z_top = np.where(m_top, (top - ref[2]) / ref[3], 0.0)
+    z_vec = np.where(m_vec, (vec - ref[4]) / ref[5], 0.0)
     if net is not None and net.cfg.calibration:
         m_cit = m_vec | (direct > 0)
         zero = np.zeros_like(sem)
@@ -679,7 +814,7 @@ def candidate_stage(index: EvidenceIndex, query: Query, pool: ReviewerPool, rows
                  for k, v in batch.items()}
         with torch.no_grad():
             c, _ = net.calibrate(batch)
-            beta = torch.softmax(net.beta, dim=0)
+            beta = net.value_mix()
             mask = batch["mask"]
             v = ((beta * c).sum(-1) / (beta * mask).sum(-1).clamp_min(1e-9))[0, :, 0].numpy()
         paper_score = v.astype(np.float64)

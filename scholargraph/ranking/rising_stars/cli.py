@@ -12,6 +12,7 @@ import numpy as np
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.connect import open_store
 from scholargraph.graph.features import load_current_models
+from scholargraph.graph.ids import EXPECTED, IdResolver, output_id
 from scholargraph.graph.scoring import ScoringRun
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ranking.rising_stars.features import build_dataset, fit_paper_topics
@@ -110,7 +111,7 @@ def score_rising_stars(store, models_dir: Path, as_of: int | None, quiet: bool =
         with open(out, "w", encoding="utf-8") as fh:
             fh.write("author_id\ttopic\tscore\trank\n")
             for author, topic, score, r in tsv:
-                fh.write(f"{author}\t{topic}\t{score:.6f}\t{r}\n")
+                fh.write(f"{output_id(author)}\t{topic}\t{score:.6f}\t{r}\n")
     summary = f"scored {len(data):,} young researchers as of {as_of} in {len(data.topic_groups(3))} topics"
     if write:
         props = {"model_version": meta["version"], "as_of": as_of, **(run_props or {})}
@@ -175,12 +176,15 @@ def evaluate_cmd(obj, as_of: int, horizon: int, window: int, ks: str, num_topics
 @click.option("--topic", default=ALL, show_default=True, help="A topic number, or 'all'.")
 @click.pass_obj
 def explain_cmd(obj, author_id: str, as_of: int | None, topic: str) -> None:
-    """Each feature's contribution to an author's score, in words a hiring chair can read."""
+    """Each feature's contribution to an author's score, in words a hiring chair can read. AUTHOR_ID is
+    qualified (s2author:1737249) or the source's bare id (1737249) when exactly one author has it."""
     model, meta = load_model(obj.settings.models_dir)
     with open_store(obj.settings, quiet=obj.quiet) as store:
         snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
-    if author_id not in snapshot.author_index:
-        raise UsageError(f"unknown author id {author_id!r}")
+        resolved = IdResolver.for_snapshot(snapshot, lookup=store.lookup_ids).resolve("author", [author_id])
+    if not resolved.given:
+        raise UsageError(f"AUTHOR_ID is empty; expected {EXPECTED['author']}")
+    author_id = resolved.require("AUTHOR_ID").ids[resolved.given[0]]
     as_of = snapshot.max_year if as_of is None else as_of
     topics = _graph_topics(obj.settings.models_dir, snapshot)
     data = build_dataset(snapshot, as_of, None, paper_topics=topics, window=meta["window"], author_ids=[author_id])

@@ -92,10 +92,10 @@ def test_openalex_work(fixtures_dir):
     assert [(a.id, a.name, a.orcid, a.sources) for a in bundle.authors] == [
         ("orcid:0000-0003-1613-5981", "Heather Piwowar", "0000-0003-1613-5981", ("openalex:A5023888391",)),
         ("openalex:A5006120224", "Jason Priem", None, ("openalex:A5006120224",)),
-        ("name:stefanie haustein", "Stefanie Haustein", None, ())]
+        ("name:stefanie_haustein", "Stefanie Haustein", None, ())]
     assert [(s.author_id, s.paper_id, s.position) for s in bundle.authorships] == [
         ("orcid:0000-0003-1613-5981", paper.id, 1), ("openalex:A5006120224", paper.id, 2),
-        ("name:stefanie haustein", paper.id, 3)]
+        ("name:stefanie_haustein", paper.id, 3)]
     # Duplicates and the self-reference (by its OpenAlex id) are gone.
     assert bundle.citations == (Citation(paper.id, "openalex:W1000000001"),
                                 Citation(paper.id, "openalex:W1000000002"))
@@ -117,7 +117,7 @@ def test_s2_graph_paper(fixtures_dir):
         Citation(paper.id, "s2:e5f6"), Citation("s2:ffff", paper.id))
     assert (paper.n_citation, first.venue.id) == (250, "venue:naacl")
     assert second.venue.name == "ACL"  # empty venue string -> publicationVenue.name
-    assert second.authors[0].id == "name:nameonly person"
+    assert second.authors[0].id == "name:nameonly_person"
 
 
 def test_s2_dataset_rows(fixtures_dir):
@@ -150,7 +150,7 @@ def test_aminer_v12_record(fixtures_dir):
     assert bundle.paper.sources == ("aminer:1091",)
     assert [(a.id, a.name) for a in bundle.authors] == [("aminer:2312688602", "Nina Nguyen"),
                                                         ("aminer:2482909946", "Omar Otis")]
-    assert bundle.venue.id == "venue:information visualisation"
+    assert bundle.venue.id == "venue:information_visualisation"
     assert [c.cited_id for c in bundle.citations] == ["aminer:2005687710", "aminer:2018037215"]
 
 
@@ -158,7 +158,7 @@ def test_bibtex_entry(fixtures_dir):
     bundle = normalize("bibtex", next(iter_raw("bibtex", str(fixtures_dir / "sample.bib"))))
     assert bundle.paper.id == "10.1145/1111.2222" and bundle.paper.sources == ("bibtex:10.1145/1111.2222",)
     assert bundle.venue.id == "venue:sigir" and bundle.venue.name == "SIGIR '20"  # series wins over booktitle
-    assert bundle.authors[0].id == "name:beatrice dupont"
+    assert bundle.authors[0].id == "name:beatrice_dupont"
 
 
 # --- identity ----------------------------------------------------------------------------------
@@ -187,7 +187,7 @@ def test_author_ids_positions_and_duplicates():
         {"name": "Ann  A.", "id": 7}, {"name": "Bob", "orcid": "0000-0002-1825-0097"}, {"name": "", "id": 8},
         {"name": "Ann A.", "id": 7}, "Carl C", {"org": "nameless"}, 42, {"name": "Dee", "id": {"bad": 1}}]))
     assert [(a.id, a.name) for a in bundle.authors] == [
-        ("aminer:7", "Ann A."), ("orcid:0000-0002-1825-0097", "Bob"), ("name:carl c", "Carl C"),
+        ("aminer:7", "Ann A."), ("orcid:0000-0002-1825-0097", "Bob"), ("name:carl_c", "Carl C"),
         ("name:dee", "Dee")]
     assert [s.position for s in bundle.authorships] == [1, 2, 3, 4]
 
@@ -205,6 +205,20 @@ def test_venues_merge_across_sources():
     aminer_v11 = norm("aminer", aminer(venue={"raw": "SIGIR", "id": 5}))
     assert bib.venue.id == s2.venue.id == aminer_v11.venue.id == "venue:sigir"
     assert norm("aminer", aminer(venue="2020")).venue is None  # nothing left once the year is gone
+
+
+def test_no_id_has_whitespace_whatever_the_source_gives():
+    bundle = norm("bibtex", {"ENTRYTYPE": "inproceedings", "ID": "my key", "title": "T",
+                             "author": ["Ahmed T. Elthakeb"], "booktitle": "Neural Information Processing"})
+    assert bundle.paper.id == "bibtex:my_key" and bundle.paper.sources == ("bibtex:my_key",)
+    assert bundle.authors[0].id == "name:ahmed_t_elthakeb"
+    assert bundle.venue.id == "venue:neural_information_processing"
+    s2 = norm("s2", {"paperId": "abc def", "title": "T", "authors": [{"authorId": "17 37", "name": "A"}],
+                     "references": [{"paperId": "x y"}]})
+    assert s2.paper.id == "s2:abc_def" and s2.authors[0].id == "s2author:17_37"
+    assert [c.cited_id for c in s2.citations] == ["s2:x_y"]
+    amin = norm("aminer", aminer(references=["p 9"]))
+    assert [c.cited_id for c in amin.citations] == ["aminer:p_9"]
 
 
 # --- validation --------------------------------------------------------------------------------

@@ -67,3 +67,14 @@ def test_cof_citation_step_keeps_the_best_cited_of_the_semantic_top():
     ev = make_evidence([[dict(sem=0.9, vec=0.0)], [dict(sem=0.8, vec=0.9, direct=1)], [dict(sem=0.1, vec=1.0)]])
     _, kept = CoF(n1=2, n2=1).paper_scores(ev)
     assert kept[:, 0].tolist() == [False, True, False]
+
+
+def test_a_name_keyed_author_without_a_name_is_found_by_its_id():
+    from types import SimpleNamespace
+
+    from scholargraph.graph.snapshot import GraphSnapshot
+
+    snap = GraphSnapshot.build([{"id": "p1", "year": 2020}],
+                               [("name:ann_lee", "p1", 1), ("name:bob k", "p1", 2)])  # new and old id forms
+    q = SimpleNamespace(author_ids=(), author_names=("Ann Lee", "Bob K."), paper_index=None, year=2021)
+    assert ConflictChecker(snap).conflicts(q) == {"name:ann_lee": AUTHOR, "name:bob k": AUTHOR}
