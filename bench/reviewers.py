@@ -159,12 +159,21 @@ def cmd_heldout(args, name: str) -> None:
     if name == "nips":
         snap = snapshot_from_files("aminer", [str(SHARED / "nips" / "nips-1987-1993.aminer.jsonl")])
         test_year, min_papers, topics, label = args.test_year or 1993, args.min_papers or 2, 10, "NIPS 1987-1993"
+    elif name == "hepth":
+        snap = snapshot_from_files("aminer", [str(SHARED / "hepth" / "hepth-1992-2000.aminer.jsonl")])
+        test_year, min_papers, topics, label = args.test_year or 2000, args.min_papers or 3, 20, "hep-th 1992-2000"
     else:
         snap = snapshot_from_files("bibtex", [str(SHARED / "acm-cr" / "acm-dl")])
         test_year, min_papers, topics, label = args.test_year or 2020, args.min_papers or 3, 20, "ACM-CR"
     _log(f"{label}: {snap.n_papers} papers, {snap.n_authors} authors, {snap.citations.nnz} citations")
-    index = build_index(snap, Path(args.cache) / f"{name}-{test_year}", until_year=test_year - 1,
-                        num_topics=topics, topic_sample=args.topic_sample)
+    if args.encoder == "tfidf-svd":
+        index = build_index(snap, Path(args.cache) / f"{name}-{test_year}", until_year=test_year - 1,
+                            num_topics=topics, topic_sample=args.topic_sample)
+    else:  # a pretrained encoder: nothing is fitted on the test year, so no cache is needed to avoid leaks
+        from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+
+        index = EvidenceIndex.build(snap, encoder=args.encoder, until_year=test_year - 1, num_topics=topics)
+    label += f" ({args.encoder} evidence)"
     extra = {}
     if args.minilm:
         from scholargraph.ranking.reviewers.evaluate import EmbeddingRanker
@@ -260,7 +269,7 @@ def cmd_latency(args) -> None:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("synthetic", "nips", "acm", "latency"):
+    for name in ("synthetic", "nips", "acm", "hepth", "latency"):
         p = sub.add_parser(name)
         p.add_argument("--out", default="out/reviewers")
         p.add_argument("--cache", default="/tmp/reco/cache")
@@ -276,7 +285,8 @@ def main(argv=None) -> None:
                            help="same-vocabulary deep experts among each submission's candidates")
             p.add_argument("--cross-experts", type=int, default=2,
                            help="planted cross-domain experts of each kind among each submission's candidates")
-        if name in ("nips", "acm"):
+        if name in ("nips", "acm", "hepth"):
+            p.add_argument("--encoder", default="tfidf-svd", help="evidence text encoder (tfidf-svd, minilm, ...)")
             p.add_argument("--test-year", type=int, default=None)
             p.add_argument("--min-papers", type=int, default=None)
             p.add_argument("--minilm", action="store_true", help="add the pretrained MiniLM embedding baseline")
@@ -292,7 +302,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.cmd == "synthetic":
         cmd_synthetic(args)
-    elif args.cmd in ("nips", "acm"):
+    elif args.cmd in ("nips", "acm", "hepth"):
         cmd_heldout(args, args.cmd)
     else:
         cmd_latency(args)

@@ -16,8 +16,10 @@ from scholargraph.graph.cli import emit_lines, resolve_ids
 from scholargraph.graph.connect import open_store
 from scholargraph.graph.features import current_model_paths, load_models
 from scholargraph.graph.ids import IdResolver, Resolution, output_id
+from scholargraph.graph.records import paper_text
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.vectors import stored_text_vectors
 from scholargraph.ranking.metrics import format_run_lines, read_qrels
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex, ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
@@ -32,9 +34,14 @@ def _current(models_dir: Path) -> Path:
 def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | None = None) -> EvidenceIndex:
     """Evidence over the graph as it is now, with the encoder and topic model saved in `models`
     ({"topics": dir, "encoder": dir}; by default the graph's current ones, when saved)."""
-    snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
     topic_model, encoder = load_models(current_model_paths(models_dir) if models is None else models)
-    return EvidenceIndex.build(snapshot, encoder=encoder, topic_model=topic_model)
+    key = encoder.key if encoder is not None and getattr(encoder, "fitted_", False) else None
+    snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, with_vectors=key is not None,
+                                        semantic_encoder=key)
+    # The vectors `features` stored with this encoder are read, not recomputed; only papers without one
+    # (ingested since) are encoded here.
+    text = stored_text_vectors(snapshot, encoder)[0] if key is not None else None
+    return EvidenceIndex.build(snapshot, encoder=encoder, topic_model=topic_model, text_vectors=text)
 
 
 def index_for_model(store, models_dir: Path, meta: dict, quiet: bool) -> EvidenceIndex:
@@ -270,16 +277,30 @@ def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, no
 
 
 @reviewers_group.command("evaluate")
-@click.option("--queries", type=click.Path(exists=True, dir_okay=False), required=True)
-@click.option("--qrels", type=click.Path(exists=True, dir_okay=False), required=True)
+@click.option("--protocol", type=click.Choice(["candidates", "expertise"]), default="candidates",
+              show_default=True,
+              help="candidates: rank each query's judged candidates (Soft/Hard P@k, qrels grades 0-3); expertise: "
+                   "reviewers' own ratings of papers (qrels `paper 0 reviewer expertise`), weighted Kendall loss.")
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="The submissions JSONL {id, title, abstract, ...} the qrels judge.")
+@click.option("--qrels", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="Judgments: `query 0 reviewer grade` (candidates) or `paper 0 reviewer expertise` (expertise).")
 @click.option("--candidates", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Judged candidates per query (default: the judged reviewers of the qrels).")
-@click.option("--seeds", default=1, show_default=True, type=click.IntRange(1, 10))
+@click.option("--seeds", default=1, show_default=True, type=click.IntRange(1, 10),
+              help="RECO-Rank training seeds (candidates protocol).")
+@click.option("--bootstrap", default=2000, show_default=True, type=click.IntRange(100, 100_000),
+              help="Bootstrap resamples over reviewers for the 95% interval (expertise protocol).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="PNG chart of the table.")
 @click.pass_obj
-def evaluate_cmd(obj, queries: str, qrels: str, candidates: str | None, seeds: int, plot: str | None) -> None:
-    """Soft/Hard P@5/P@10 ranking only the judged candidates: RECO-Rank, its ablations, CoF, TF-IDF, BM25
-    and the embedding ranker side by side."""
+def evaluate_cmd(obj, protocol: str, queries: str, qrels: str, candidates: str | None, seeds: int, bootstrap: int,
+                 plot: str | None) -> None:
+    """RECO-Rank against CoF and the semantic baselines. `candidates`: Soft/Hard P@5/P@10 ranking only the judged
+    candidates, with RECO-Rank's ablations. `expertise`: each (paper, reviewer) pair scored on its own, the
+    weighted Kendall loss of every reviewer's order of their rated papers with a bootstrap interval."""
+    if protocol == "expertise":
+        _evaluate_expertise(obj, queries, qrels, bootstrap, plot)
+        return
     from scholargraph.ranking.reviewers import evaluate as ev
 
     with open_store(obj.settings, quiet=obj.quiet) as store:
@@ -294,4 +315,35 @@ def evaluate_cmd(obj, queries: str, qrels: str, candidates: str | None, seeds: i
     click.echo(experiment.table())
     if plot:
         ev.plot_results([experiment], plot)
+        click.echo(f"plot: {plot}")
+
+
+def _evaluate_expertise(obj, queries: str, qrels: str, bootstrap: int, plot: str | None) -> None:
+    """The trained reviewer model (trained here on the graph when there is none yet) and the baselines on
+    reviewers' expertise ratings; reviewer ids as the qrels give them (bare source ids resolve)."""
+    from scholargraph.ranking.reviewers import expertise as ex
+
+    ratings = ex.read_expertise_qrels(qrels)
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        try:
+            model, meta = load_model(obj.settings.models_dir)
+            index = index_for_model(store, obj.settings.models_dir, meta, obj.quiet)
+            origin = f"the trained model {meta.get('version')}"
+        except NotFitted:
+            model, index = None, build_index(store, obj.settings.models_dir, obj.quiet)
+            origin = "no trained model yet: trained now on the graph (run `reviewers train` to keep one)"
+    resolution = resolve_ids(IdResolver.for_snapshot(index.snapshot), "author", list(ratings), "--qrels reviewers")
+    with open(queries, encoding="utf-8") as fh:
+        records = [json.loads(line) for line in fh if line.strip()]
+    texts = {str(r["id"]): paper_text(r.get("title"), r.get("abstract")) for r in records if "id" in r}
+    judgments = ex.ExpertiseJudgments.build(index, index.read_queries(queries), ratings, resolution.ids, texts)
+    if not judgments.ratings:
+        raise UsageError("no reviewer of the qrels has two rated papers among the queries: nothing to evaluate")
+    if model is None:
+        model = RecoRank().fit(index)
+    results = ex.expertise_experiment(index, judgments, model, bootstrap=bootstrap)
+    click.echo(f"RECO-Rank: {origin}; text encoder: {getattr(index.encoder, 'name', '?')}")
+    click.echo(ex.format_expertise_table(results, judgments))
+    if plot:
+        ex.plot_expertise(results, plot)
         click.echo(f"plot: {plot}")

@@ -328,14 +328,16 @@ class EvidenceIndex:
     @classmethod
     def build(cls, snapshot: GraphSnapshot, *, encoder=None, num_topics: int = 10, citation_dim: int = 64,
               fit_sample: int | None = 200_000, seed: int = 0, topic_model=None,
-              until_year: int | None = None, lexical: bool = True) -> EvidenceIndex:
+              until_year: int | None = None, lexical: bool = True,
+              text_vectors: np.ndarray | None = None) -> EvidenceIndex:
         """Fit the text encoder and topic model on the snapshot's texts (a sample of `fit_sample` at most) and
         compute every paper's vectors. `encoder` is an encoder object (used as it is when already fitted) or
         a name in graph.vectors' ENCODERS (default: tfidf-svd); a given `topic_model` is used as it is.
         With `until_year` (held-out evaluations), the models are fitted on the papers up to that year only,
         and citation vectors ignore the references of later papers, so that a held-out paper's own citations
         cannot pull its references towards anyone's papers. With `lexical` and an encoder that has
-        `tfidf(texts)`, its TF-IDF rows become the lexical component of semantics."""
+        `tfidf(texts)`, its TF-IDF rows become the lexical component of semantics. `text_vectors` (the
+        vectors `features` stored with this fitted encoder) are used instead of encoding every text again."""
         from scholargraph.graph import topics as topics_mod
         from scholargraph.graph import vectors as vectors_mod
 
@@ -360,14 +362,18 @@ class EvidenceIndex:
         if topic_model is None:
             topic_model = topics_mod.TopicModel(num_topics=num_topics)
             topic_model.fit(fit_texts)
+        stored = text_vectors
         text_vectors = np.zeros((snapshot.n_papers, 1), dtype=np.float32)
         topic_vectors = np.zeros((snapshot.n_papers, 1), dtype=np.float32)
+        if stored is not None:
+            text_vectors = np.asarray(stored, dtype=np.float32)
         if len(idx):
-            titles, abstracts = snapshot.text_fields()
-            enc = np.asarray(encoder.encode_fields([titles[i] for i in idx], [abstracts[i] for i in idx]),
-                             dtype=np.float32)
-            text_vectors = np.zeros((snapshot.n_papers, enc.shape[1]), dtype=np.float32)
-            text_vectors[idx] = enc
+            if stored is None:
+                titles, abstracts = snapshot.text_fields()
+                enc = np.asarray(encoder.encode_fields([titles[i] for i in idx], [abstracts[i] for i in idx]),
+                                 dtype=np.float32)
+                text_vectors = np.zeros((snapshot.n_papers, enc.shape[1]), dtype=np.float32)
+                text_vectors[idx] = enc
             top = _topic_rows(topic_model, [texts[i] for i in idx])
             topic_vectors = np.zeros((snapshot.n_papers, top.shape[1]), dtype=np.float32)
             topic_vectors[idx] = top

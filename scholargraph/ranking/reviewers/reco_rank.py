@@ -158,7 +158,9 @@ def _topk_mask(score: torch.Tensor, allowed: torch.Tensor, k: int) -> torch.Tens
     """Within the last dim, the k best allowed entries."""
     k = min(k, score.shape[-1])
     s = score.masked_fill(~allowed, -1e9)
-    idx = torch.topk(s, k, dim=-1).indices
+    # A stable sort breaks ties by position (torch.topk's choice among equal scores depends on the tensor's
+    # shape, so a reviewer's shortlist, and score, would depend on who else is scored in the batch).
+    idx = torch.sort(s, dim=-1, descending=True, stable=True).indices[..., :k]
     out = torch.zeros_like(allowed)
     out.scatter_(-1, idx, True)
     return out & allowed
