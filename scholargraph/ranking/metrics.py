@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from scholargraph.graph.ids import output_id
+
 Qrels = Mapping[str, Mapping[str, int]]  # query id -> {doc id: relevance grade}
 Run = Mapping[str, Sequence[str]]  # query id -> ranked doc ids, best first
 
@@ -104,4 +106,6 @@ def read_qrels(path: str) -> dict[str, dict[str, int]]:
 
 def format_run_lines(qid: str, ranked: Sequence[tuple[str, float]], tag: str) -> list[str]:
     """TREC run lines `qid Q0 doc rank score tag`."""
-    return [f"{qid} Q0 {doc} {rank} {score:.6f} {tag}" for rank, (doc, score) in enumerate(ranked, start=1)]
+    # Six whitespace-separated columns, whatever the ids.
+    return [f"{output_id(qid)} Q0 {output_id(doc)} {rank} {score:.6f} {tag}"
+            for rank, (doc, score) in enumerate(ranked, start=1)]

@@ -306,8 +306,14 @@ def evaluate_cmd(obj, protocol: str, queries: str, qrels: str, candidates: str |
     with open_store(obj.settings, quiet=obj.quiet) as store:
         index = build_index(store, obj.settings.models_dir, obj.quiet)
     cand_file = candidates or qrels
-    judgments = ev.synthetic_judgments(index, queries, qrels, cand_file) if candidates else \
-        ev.Judgments(index.read_queries(queries), read_qrels(qrels), _candidates(cand_file))
+    if candidates:
+        judgments = ev.synthetic_judgments(index, queries, qrels, cand_file)
+    else:  # reviewer ids as the qrels give them: resolve them (a bare source id is not a node id)
+        grades = read_qrels(qrels)
+        cands, res = _resolve_candidates(IdResolver.for_snapshot(index.snapshot), _candidates(cand_file),
+                                         "--qrels reviewers")
+        grades = {qid: {res.ids[a]: g for a, g in judged.items() if a in res.ids} for qid, judged in grades.items()}
+        judgments = ev.Judgments(index.read_queries(queries), grades, cands)
     pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=3)
     training = ev.synthetic_training(index, pool)
     experiment = ev.run_experiment(index, judgments, title="reviewer recommendation", training=training,
