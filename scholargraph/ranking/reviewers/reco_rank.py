@@ -410,6 +410,23 @@ class TrainingQuery:
     kind: str = "self"
 
 
+def _hidden_papers(index: EvidenceIndex, pool: ReviewerPool, recent_years: int,
+                   until_year: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The papers training hides (with text, of the `recent_years` up to `until_year`, default the snapshot's
+    last year), and each snapshot author's pool row (-1 outside the pool)."""
+    snap = index.snapshot
+    last = snap.max_year if until_year is None else until_year
+    pool_of_author = np.full(snap.n_authors, -1, dtype=np.int64)
+    known = pool.author_rows >= 0
+    pool_of_author[pool.author_rows[known]] = np.flatnonzero(known)
+    if last < 0 or len(pool) == 0:
+        return np.zeros(0, dtype=np.int64), pool_of_author
+    years = index.year
+    hidden = np.flatnonzero((years > last - recent_years) & (years <= last) & index.has_text
+                            & ~np.asarray(snap.paper_stub))
+    return hidden, pool_of_author
+
+
 def self_supervised_queries(index: EvidenceIndex, pool: ReviewerPool, n: int, *, hard: int = 12, random: int = 8,
                             recent_years: int = 3, cross_weight: float = 2.0, seed: int = 0, max_papers: int = 16,
                             per_evidence: int = 4, until_year: int | None = None) -> list[TrainingQuery]:
@@ -422,14 +439,9 @@ def self_supervised_queries(index: EvidenceIndex, pool: ReviewerPool, n: int, *,
     snap = index.snapshot
     rng = np.random.default_rng(seed)
     years = index.year
-    last = snap.max_year if until_year is None else until_year
-    if n <= 0 or last < 0 or len(pool) == 0:
+    if n <= 0:
         return []
-    cand = np.flatnonzero((years > last - recent_years) & (years <= last) & index.has_text
-                          & ~np.asarray(snap.paper_stub))
-    pool_of_author = np.full(snap.n_authors, -1, dtype=np.int64)
-    known = pool.author_rows >= 0
-    pool_of_author[pool.author_rows[known]] = np.flatnonzero(known)
+    cand, pool_of_author = _hidden_papers(index, pool, recent_years, until_year)
     auth_csc = snap.authorship.tocsc()
     profiles = reviewer_profiles(index, pool)
     venue = np.asarray(snap.paper_venue)
@@ -513,16 +525,9 @@ def reviewer_centric_queries(index: EvidenceIndex, pool: ReviewerPool, n: int, *
     snap = index.snapshot
     rng = np.random.default_rng(seed + 1)
     years = index.year
-    last = snap.max_year if until_year is None else until_year
-    if n <= 0 or last < 0 or len(pool) == 0:
+    hidden, pool_of_author = _hidden_papers(index, pool, recent_years, until_year)
+    if n <= 0 or len(hidden) < 3:
         return []
-    hidden = np.flatnonzero((years > last - recent_years) & (years <= last) & index.has_text
-                            & ~np.asarray(snap.paper_stub))
-    if len(hidden) < 3:
-        return []
-    pool_of_author = np.full(snap.n_authors, -1, dtype=np.int64)
-    known = pool.author_rows >= 0
-    pool_of_author[pool.author_rows[known]] = np.flatnonzero(known)
     auth_csc = snap.authorship.tocsc()
     profiles = reviewer_profiles(index, pool)
     hidden_topics = index.topics[hidden]
