@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scholargraph.errors import UsageError
+from scholargraph.errors import StoreUnavailable, UsageError
 from scholargraph.graph import networks, topics
 from scholargraph.graph.encoders import (
     AUTO_ENCODER,
@@ -444,8 +444,9 @@ def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: b
             gds_pagerank_features(store, snapshot, f, options)
             counts.update(write_features(store, snapshot, f, replace(options, only=("pagerank",)), version, log=log))
     except BaseException as exc:
-        store.record_run(run_id, {"status": "failed", "finished_at": datetime.now(UTC),
-                                  "error": str(exc)[:500]})
+        if not isinstance(exc, StoreUnavailable):  # with the store gone, the lease expiry marks it failed
+            store.record_run(run_id, {"status": "failed", "finished_at": datetime.now(UTC),
+                                      "error": str(exc)[:500]})
         raise
     encoded = None if f.encoded is None else int(f.encoded.sum())
     text_props = {} if f.encoder is None else {

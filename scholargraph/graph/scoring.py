@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from scholargraph.errors import StoreUnavailable
+
 JOB_EDGE = {"rising-stars": "RISING_STAR_IN", "reviewers": "SUGGESTED_REVIEWER", "citations": "RECOMMENDED_CITATION"}
 
 
@@ -66,7 +68,9 @@ class ScoringRun:
         return written
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc is not None:
+        # With the store gone, a write would only retry for the driver's whole retry time before failing
+        # too: the lease expiry marks the run failed later.
+        if exc is not None and not isinstance(exc, StoreUnavailable):
             try:
                 self.store.record_run(self.run_id, {"status": "failed", "finished_at": datetime.now(UTC),
                                                     "error": f"{type(exc).__name__}: {exc}"[:500]})

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from scholargraph.errors import ScholargraphError
+from scholargraph.errors import ScholargraphError, StoreUnavailable
 
 PIPELINE = ("features", "rising-stars", "reviewers", "citations")
 LOCK_NAME = "scoring-jobs"
@@ -75,10 +75,12 @@ class LeasedLock:
             except ScholargraphError:
                 continue  # a transient outage: the next renewal may succeed before the lease ends
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, exc, tb) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if isinstance(exc, StoreUnavailable):
+            return  # releasing would retry for the driver's whole retry time; the lease expires on its own
         try:
             self.store.release_lock(self.name, self.owner)
         except ScholargraphError:
