@@ -391,6 +391,14 @@ class EvidenceIndex:
         return cls(snapshot, text_vectors, topic_vectors, citation_vectors, encoder=encoder,
                    topic_model=topic_model, seed=seed, lexical=lex, lexical_model=lexical_model)
 
+    def id_resolver(self):
+        """The snapshot's IdResolver (built once): user ids to node ids."""
+        if getattr(self, "_ids", None) is None:
+            from scholargraph.graph.ids import IdResolver
+
+            self._ids = IdResolver.for_snapshot(self.snapshot)
+        return self._ids
+
     def conflict_checker(self):
         """The default ConflictChecker of this snapshot (built once)."""
         if getattr(self, "_coi", None) is None:
@@ -476,7 +484,11 @@ class EvidenceIndex:
             lex = self.lexical_rows([text])
             lexical_vector = lex[0] if lex is not None else None
         index = self.snapshot.paper_index
-        refs = np.array(sorted({index[r] for r in record.get("references") or () if r in index}), dtype=np.int64)
+        # References as the submission's source gives them: a qualified id, or a bare source id that exactly
+        # one paper has (ids.IdResolver); unknown ones cannot link to anyone's papers and are dropped.
+        given = [str(r) for r in record.get("references") or ()]
+        resolved = self.id_resolver().resolve("paper", given).ids if given else {}
+        refs = np.array(sorted({index[resolved[r]] for r in given if resolved.get(r) in index}), dtype=np.int64)
         own = index.get(record["id"])
         year = record.get("year")
         authors = record.get("authors") or ()

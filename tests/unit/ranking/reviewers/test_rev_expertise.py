@@ -68,3 +68,25 @@ def test_expertise_qrels_keep_fractional_ratings(tmp_path):
     path.write_text("p1 1737249 4.5\n", encoding="utf-8")
     with pytest.raises(ValueError, match="paper 0 reviewer expertise"):
         read_expertise_qrels(str(path))
+
+
+def test_submission_references_resolve_like_every_other_id():
+    """A submission's references may be qualified ids or the bare ids of the source it came from."""
+    from scholargraph.graph.snapshot import GraphSnapshot
+    from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+
+    papers = [{"id": pid, "year": 2020, "title": "a title", "abstract": "words"}
+              for pid in ("aminer:12", "aminer:13", "s2:abc", "10.1145/x")]
+    snap = GraphSnapshot.build(papers, [("s2author:1", "aminer:12", 0)], [])
+    n = snap.n_papers
+    index = EvidenceIndex(snap, np.ones((n, 2), np.float32), np.ones((n, 2), np.float32),
+                          np.zeros((n, 2), np.float32), background=4)
+
+    def refs(given):
+        q = index.query_from_submission({"id": "draft", "title": "t", "year": 2021, "references": given},
+                                        text_vector=np.ones(2, np.float32), topic_vector=np.ones(2, np.float32))
+        return sorted(snap.paper_ids[i] for i in q.references)
+
+    assert refs(["aminer:12", "s2:abc", "10.1145/X"]) == ["10.1145/x", "aminer:12", "s2:abc"]
+    assert refs(["12", "abc"]) == ["aminer:12", "s2:abc"]  # bare source ids, each of one paper
+    assert refs(["nowhere:1", "99"]) == []  # unknown: dropped, never a wrong link
