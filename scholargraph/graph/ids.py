@@ -231,22 +231,20 @@ class IdResolver:
         def usable(nodes: Sequence[str]) -> list[str]:
             return sorted({n for n in nodes if known is None or n in known})
 
-        found = self._lookup(kind, {g: direct_forms(g, kind) for g in left})
-        rest = []
-        for g in left:
-            nodes = usable(found.get(g, ()))
-            if len(nodes) == 1:
-                res.ids[g] = nodes[0]
-            elif nodes:
-                res.ambiguous[g] = nodes
-            else:
-                rest.append(g)
-        if not rest or not bare:
-            return
-        found = self._lookup(kind, {g: qualified_forms(g, kind) for g in rest})
-        for g in rest:
-            nodes = usable(found.get(g, ()))
-            if len(nodes) == 1:
-                res.ids[g] = nodes[0]
-            elif nodes:
-                res.ambiguous[g] = nodes
+        def settle(given: list[str], forms) -> list[str]:
+            """Ask the store for these forms of each id; return the ids that named no node."""
+            found = self._lookup(kind, {g: forms(g, kind) for g in given})
+            unnamed = []
+            for g in given:
+                nodes = usable(found.get(g, ()))
+                if len(nodes) == 1:
+                    res.ids[g] = nodes[0]
+                elif nodes:
+                    res.ambiguous[g] = nodes
+                else:
+                    unnamed.append(g)
+            return unnamed
+
+        rest = settle(left, direct_forms)
+        if rest and bare:
+            settle(rest, qualified_forms)

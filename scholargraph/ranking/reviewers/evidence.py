@@ -209,21 +209,6 @@ def lexical_matrix(snapshot: GraphSnapshot, encoder, texts: Sequence[str] | None
     return (pick @ rows).tocsr()
 
 
-class LibraryTfidf:
-    """Lexical evidence beside an encoder without TF-IDF rows of its own (the pretrained MiniLM): scikit-learn's
-    TfidfVectorizer (sublinear tf, English stop words) fitted on the corpus texts."""
-
-    def fit(self, texts: Sequence[str]) -> LibraryTfidf:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
-        self.vectorizer_ = TfidfVectorizer(sublinear_tf=True, stop_words="english", dtype=np.float32)
-        self.vectorizer_.fit([t for t in texts if t and t.strip()] or ["empty"])
-        return self
-
-    def tfidf(self, texts: Sequence[str]) -> sp.csr_matrix:
-        return sp.csr_matrix(self.vectorizer_.transform(list(texts)), dtype=np.float32)
-
-
 def _topic_rows(topic_model, texts: Sequence[str]) -> np.ndarray:
     """Topic mixtures with zero rows for texts the model cannot read (it returns them uniform)."""
     try:
@@ -274,7 +259,7 @@ class EvidenceIndex:
 
     def __init__(self, snapshot: GraphSnapshot, text_vectors: np.ndarray, topic_vectors: np.ndarray,
                  citation_vectors: np.ndarray, *, encoder=None, topic_model=None, background: int = 2000,
-                 seed: int = 0, lexical: sp.spmatrix | None = None, lexical_model=None):
+                 seed: int = 0, lexical: sp.spmatrix | None = None):
         n = snapshot.n_papers
         for name, arr in (("text_vectors", text_vectors), ("topic_vectors", topic_vectors),
                           ("citation_vectors", citation_vectors)):
@@ -288,9 +273,6 @@ class EvidenceIndex:
         self.cvec = _l2_rows(citation_vectors)
         self.encoder = encoder
         self.topic_model = topic_model
-        # What makes lexical rows of new texts: the encoder's own TF-IDF (tfidf-svd) or a library one.
-        self.lexical_model = lexical_model if lexical_model is not None else (
-            encoder if hasattr(encoder, "tfidf") else None)
         self.has_text = np.linalg.norm(self.text, axis=1) > 0
         self.has_topic = self.topics.sum(axis=1) > 0
         self.lexical = None
@@ -362,13 +344,12 @@ class EvidenceIndex:
         if topic_model is None:
             topic_model = topics_mod.TopicModel(num_topics=num_topics)
             topic_model.fit(fit_texts)
-        stored = text_vectors
-        text_vectors = np.zeros((snapshot.n_papers, 1), dtype=np.float32)
+        stored = text_vectors is not None
+        text_vectors = (np.asarray(text_vectors, dtype=np.float32) if stored
+                        else np.zeros((snapshot.n_papers, 1), dtype=np.float32))
         topic_vectors = np.zeros((snapshot.n_papers, 1), dtype=np.float32)
-        if stored is not None:
-            text_vectors = np.asarray(stored, dtype=np.float32)
         if len(idx):
-            if stored is None:
+            if not stored:
                 titles, abstracts = snapshot.text_fields()
                 enc = np.asarray(encoder.encode_fields([titles[i] for i in idx], [abstracts[i] for i in idx]),
                                  dtype=np.float32)
@@ -386,10 +367,9 @@ class EvidenceIndex:
         # Lexical rows come from an encoder fitted on the corpus (tfidf-svd: its latent dimensions lose exact
         # terms). A pretrained sentence encoder goes without: with library TF-IDF rows beside MiniLM, the
         # expertise loss on the gold-standard dev half rose from 0.194 to 0.215 (docs/reviewers.md).
-        lexical_model = encoder if lexical and hasattr(encoder, "tfidf") else None
-        lex = lexical_matrix(snapshot, lexical_model, texts) if lexical_model is not None else None
+        lex = lexical_matrix(snapshot, encoder, texts) if lexical else None
         return cls(snapshot, text_vectors, topic_vectors, citation_vectors, encoder=encoder,
-                   topic_model=topic_model, seed=seed, lexical=lex, lexical_model=lexical_model)
+                   topic_model=topic_model, seed=seed, lexical=lex)
 
     def id_resolver(self):
         """The snapshot's IdResolver (built once): user ids to node ids."""
@@ -462,9 +442,9 @@ class EvidenceIndex:
 
     def lexical_rows(self, texts: Sequence[str]) -> sp.csr_matrix | None:
         """L2-normalised TF-IDF rows of new texts in the index's lexical space (None without one)."""
-        if self.lexical is None or self.lexical_model is None:
+        if self.lexical is None or self.encoder is None or not hasattr(self.encoder, "tfidf"):
             return None
-        lex = sp.csr_matrix(self.lexical_model.tfidf(list(texts)), dtype=np.float32)
+        lex = sp.csr_matrix(self.encoder.tfidf(list(texts)), dtype=np.float32)
         if lex.shape[1] != self.lexical.shape[1]:
             return None
         norms = np.sqrt(np.asarray(lex.multiply(lex).sum(axis=1)).ravel())

@@ -13,10 +13,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import scipy.sparse as sp
 
 from scholargraph.ranking.reviewers.cof import CoF
-from scholargraph.ranking.reviewers.evaluate import _top_mean
-from scholargraph.ranking.reviewers.evidence import EvidenceIndex, LibraryTfidf, Query, ReviewerPool
+from scholargraph.ranking.reviewers.evaluate import EmbeddingRanker, Ranker, _top_mean, cof_ranker, model_ranker
+from scholargraph.ranking.reviewers.evidence import EvidenceIndex, Query, ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 
 # (query, pool row of the reviewer) -> affinity
@@ -129,26 +130,29 @@ def evaluate_scorer(scorer: PairScorer, judgments: ExpertiseJudgments, *, bootst
 # --- the rankers, each scoring one (paper, reviewer) pair on its own --------------------------------------
 
 
-def _mean_top3(index: EvidenceIndex, pool: ReviewerPool, q: Query, row: int, paper_scores) -> float:
-    owner, paper = index.eligible_pairs(q, pool, np.array([row]))
-    if len(paper) == 0:
-        return -1.0
-    return float(_top_mean(owner, np.asarray(paper_scores(paper), dtype=np.float64), 1)[0])
+class LibraryTfidf:
+    """scikit-learn's TfidfVectorizer (sublinear tf, English stop words) fitted on the corpus texts: the
+    openreview-expertise style lexical evidence, beside an encoder without TF-IDF rows of its own."""
+
+    def fit(self, texts: Sequence[str]) -> LibraryTfidf:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.vectorizer_ = TfidfVectorizer(sublinear_tf=True, stop_words="english", dtype=np.float32)
+        self.vectorizer_.fit([t for t in texts if t and t.strip()] or ["empty"])
+        return self
+
+    def tfidf(self, texts: Sequence[str]) -> sp.csr_matrix:
+        return sp.csr_matrix(self.vectorizer_.transform(list(texts)), dtype=np.float32)
 
 
-def encoder_scorer(index: EvidenceIndex, pool: ReviewerPool) -> PairScorer:
-    """Mean of the best three cosines between the paper and the reviewer's papers, in the encoder's space."""
-    def score(q: Query, row: int) -> float:
-        if not q.has_text:
-            return 0.0
-        return _mean_top3(index, pool, q, row,
-                          lambda p: np.where(index.has_text[p], index.text[p] @ q.text_vector, -1.0))
-    return score
+def pair_scorer(ranker: Ranker) -> PairScorer:
+    """A ranker of pool rows asked about one reviewer at a time (no other candidate in the call)."""
+    return lambda q, row: float(ranker(q, np.array([row]))[0])
 
 
 def lexical_scorer(index: EvidenceIndex, pool: ReviewerPool, texts: Mapping[str, str]) -> PairScorer:
-    """Mean of the best three TF-IDF cosines (scikit-learn, sublinear tf, English stop words, fitted on the
-    corpus): the openreview-expertise style lexical baseline."""
+    """Mean of the best three TF-IDF cosines (LibraryTfidf fitted on the corpus) between the paper and the
+    reviewer's papers."""
     snap = index.snapshot
     corpus = [snap.text(i) for i in range(snap.n_papers)]
     model = LibraryTfidf().fit(corpus)
@@ -158,8 +162,10 @@ def lexical_scorer(index: EvidenceIndex, pool: ReviewerPool, texts: Mapping[str,
     def score(q: Query, row: int) -> float:
         if q.id not in cache:
             cache[q.id] = np.asarray(model.tfidf([texts.get(q.id, q.title)]).toarray()[0], dtype=np.float32)
-        qv = cache[q.id]
-        return _mean_top3(index, pool, q, row, lambda p: rows[p] @ qv)
+        owner, paper = index.eligible_pairs(q, pool, np.array([row]))
+        if len(paper) == 0:
+            return -1.0
+        return float(_top_mean(owner, np.asarray(rows[paper] @ cache[q.id], dtype=np.float64), 1)[0])
     return score
 
 
@@ -167,26 +173,19 @@ def sum_scorer(*scorers: PairScorer) -> PairScorer:
     return lambda q, row: float(sum(s(q, row) for s in scorers))
 
 
-def model_scorer(model: RecoRank, index: EvidenceIndex, pool: ReviewerPool) -> PairScorer:
-    return lambda q, row: float(model.score(index, q, pool, np.array([row]))[0])
-
-
-def cof_scorer(cof: CoF, index: EvidenceIndex, pool: ReviewerPool) -> PairScorer:
-    """CoF's chain over the one reviewer's papers (its first stages rank papers of the candidates it is given,
-    so the pair is scored on its own, as the protocol requires)."""
-    return lambda q, row: float(cof.score(index, q, pool, np.array([row]))[0])
-
-
 def expertise_experiment(index: EvidenceIndex, judgments: ExpertiseJudgments, model: RecoRank | None, *,
                          bootstrap: int = 2000) -> dict[str, ExpertiseResult]:
     """Every ranker of the protocol on the same pairs."""
     pool = judgments.pool
-    enc = encoder_scorer(index, pool)
+    # Mean of the best three cosines in the encoder's space (the index's own text vectors).
+    enc = pair_scorer(EmbeddingRanker(index, pool))
     lex = lexical_scorer(index, pool, judgments.texts)
     scorers: dict[str, PairScorer] = {}
     if model is not None:
-        scorers["RECO-Rank"] = model_scorer(model, index, pool)
-    scorers["CoF"] = cof_scorer(CoF(), index, pool)
+        scorers["RECO-Rank"] = pair_scorer(model_ranker(model, index, pool))
+    # CoF's chain runs over the one reviewer's papers: its first stages rank the papers of the candidates
+    # it is given, so the pair is scored on its own, as the protocol requires.
+    scorers["CoF"] = pair_scorer(cof_ranker(CoF(), index, pool))
     scorers["mean-top-3 lexical (TF-IDF)"] = lex
     scorers[f"mean-top-3 encoder ({getattr(index.encoder, 'name', 'encoder')})"] = enc
     scorers["lexical + encoder"] = sum_scorer(lex, enc)
