@@ -24,7 +24,7 @@ from scholargraph.graph.records import PaperBundle, fold_id
 NODE_LABELS = ("Paper", "Author", "Venue", "Topic")
 EDGE_TYPES = ("CITES", "AUTHORED", "PUBLISHED_IN", "COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
 DERIVED_EDGE_TYPES = ("COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
-SCORE_EDGE_TYPES = ("SUGGESTED_REVIEWER", "RISING_STAR_IN", "RECOMMENDED_CITATION")
+SCORE_EDGE_TYPES = ("SUGGESTED_REVIEWER", "RISING_STAR_IN", "RECOMMENDED_CITATION", "ASSIGNED_TO")
 ID_KINDS = ("paper", "author", "topic", "venue")
 
 # Ids with whitespace (graphs ingested before ids were made whitespace-free), as a Java regex: `(?U)` makes

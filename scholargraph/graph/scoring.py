@@ -14,7 +14,8 @@ from typing import Any
 
 from scholargraph.errors import StoreUnavailable
 
-JOB_EDGE = {"rising-stars": "RISING_STAR_IN", "reviewers": "SUGGESTED_REVIEWER", "citations": "RECOMMENDED_CITATION"}
+JOB_EDGE = {"rising-stars": "RISING_STAR_IN", "reviewers": "SUGGESTED_REVIEWER", "citations": "RECOMMENDED_CITATION",
+            "assignment": "ASSIGNED_TO"}
 
 
 def new_run_id(job: str) -> str:

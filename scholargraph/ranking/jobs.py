@@ -228,7 +228,8 @@ def _reviewers_step(ctx: JobContext) -> str:
     """Suggested reviewers for the papers changed since the last run; a full run (the first, --full, or a
     new model) takes the papers of the latest year (all with --full), bounded."""
     from scholargraph.errors import NotFitted
-    from scholargraph.ranking.reviewers.cli import index_for_model, load_model, recommend_reviewers
+    from scholargraph.ranking.reviewers.cli import recommend_reviewers
+    from scholargraph.ranking.reviewers.service import index_for_model, load_model
 
     try:
         _, meta = load_model(ctx.models_dir)

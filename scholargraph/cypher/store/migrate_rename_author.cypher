@@ -32,6 +32,12 @@ CALL (old, taken) {
 }
 CALL (old, taken) {
   WITH old, taken WHERE taken IS NOT NULL
+  MATCH (old)-[s:ASSIGNED_TO]->(p:Paper)
+  MERGE (taken)-[ns:ASSIGNED_TO {runId: s.runId}]->(p)
+  ON CREATE SET ns += properties(s)
+}
+CALL (old, taken) {
+  WITH old, taken WHERE taken IS NOT NULL
   MATCH (old)-[s:RISING_STAR_IN]->(t:Topic)
   MERGE (taken)-[ns:RISING_STAR_IN {runId: s.runId}]->(t)
   ON CREATE SET ns += properties(s)

@@ -14,59 +14,25 @@ import click
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.cli import emit_lines, resolve_ids
 from scholargraph.graph.connect import open_store
-from scholargraph.graph.features import current_model_paths, load_models
+from scholargraph.graph.features import current_model_paths
 from scholargraph.graph.ids import IdResolver, Resolution, output_id
 from scholargraph.graph.records import paper_text
 from scholargraph.graph.scoring import publish_paper_scores
-from scholargraph.graph.snapshot import GraphSnapshot
-from scholargraph.graph.vectors import stored_text_vectors
 from scholargraph.ranking.metrics import format_run_lines, read_qrels
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex, ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
-
-MODEL_SUBDIR = "reviewers"
-
-
-def _current(models_dir: Path) -> Path:
-    return models_dir / MODEL_SUBDIR / "current.json"
-
-
-def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | None = None) -> EvidenceIndex:
-    """Evidence over the graph as it is now, with the encoder and topic model saved in `models`
-    ({"topics": dir, "encoder": dir}; by default the graph's current ones, when saved)."""
-    topic_model, encoder = load_models(current_model_paths(models_dir) if models is None else models)
-    key = encoder.key if encoder is not None and getattr(encoder, "fitted_", False) else None
-    snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, with_vectors=key is not None,
-                                        semantic_encoder=key)
-    # The vectors `features` stored with this encoder are read, not recomputed; only papers without one
-    # (ingested since) are encoded here.
-    text = stored_text_vectors(snapshot, encoder)[0] if key is not None else None
-    return EvidenceIndex.build(snapshot, encoder=encoder, topic_model=topic_model, text_vectors=text)
-
-
-def index_for_model(store, models_dir: Path, meta: dict, quiet: bool) -> EvidenceIndex:
-    """Evidence read with the encoder and topic model the reviewer model was trained with (a later
-    `citations train` or `features --retrain` changes the graph's current ones, not this model's inputs)."""
-    return build_index(store, models_dir, quiet, models=meta.get("evidence_models"))
-
-
-def load_model(models_dir: Path) -> tuple[RecoRank, dict]:
-    current = _current(models_dir)
-    if not current.exists():
-        raise NotFitted("no reviewer model: run `scholargraph reviewers train` first")
-    meta = json.loads(current.read_text())
-    return RecoRank.load(meta["path"]), meta
+from scholargraph.ranking.reviewers.service import (
+    MODEL_SUBDIR,
+    _current,
+    build_index,
+    index_for_model,
+    load_model,
+    read_ids,
+)
 
 
 def _num(value: float | None) -> str:
     return "  n/a" if value is None else f"{value:.2f}"
-
-
-def _read_ids(path: str) -> list[str]:
-    """Ids as a file gives them, one per line (its first field; blank lines and `#` comments skipped).
-    They are user ids: resolve them (graph.ids.IdResolver) before looking them up."""
-    return [line.split()[0] for line in Path(path).read_text(encoding="utf-8").splitlines()
-            if line.strip() and not line.lstrip().startswith("#")]
 
 
 def _candidates(path: str) -> dict[str, list[str]]:
@@ -173,7 +139,7 @@ def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: 
     if queries_file:
         queries += index.read_queries(queries_file)
     if pool_file:
-        pool_ids = resolve_ids(resolver, "author", _read_ids(pool_file), "--pool")
+        pool_ids = resolve_ids(resolver, "author", read_ids(pool_file), "--pool")
         forms["author"].update(pool_ids.given_forms())
         base_pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=pool_ids.node_ids())
     else:
@@ -353,3 +319,122 @@ def _evaluate_expertise(obj, queries: str, qrels: str, bootstrap: int, plot: str
     if plot:
         ex.plot_expertise(results, plot)
         click.echo(f"plot: {plot}")
+
+
+DEFAULT_TIME_LIMIT = 300.0  # seconds for the integer programs: maxmin at a thousand papers can run for hours
+
+
+@reviewers_group.command("assign")
+@click.option("--paper", "papers", multiple=True,
+              help="An in-graph submission id (repeatable): a DOI, a qualified id or the bare source id.")
+@click.option("--venue", default=None, help="All papers of this venue (id or name) in --year are the submissions.")
+@click.option("--year", type=int, default=None, help="The year of --venue's submissions.")
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Submissions JSONL {id, title, abstract, authors?, references?, k?}; `k` overrides --per-paper.")
+@click.option("--pool", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Reviewer ids, one per line (qualified or bare); default: authors with the model's minimum "
+                   "number of papers.")
+@click.option("--per-paper", default=3, show_default=True, type=click.IntRange(1, 100),
+              help="Reviewers per submission.")
+@click.option("--max-load", default=6, show_default=True, type=click.IntRange(0, 10_000),
+              help="Most papers per reviewer.")
+@click.option("--min-load", default=0, show_default=True, type=click.IntRange(0, 10_000),
+              help="Fewest papers per reviewer (a hard bound).")
+@click.option("--loads", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Per-reviewer loads `reviewer max [min]`, overriding --max-load/--min-load.")
+@click.option("--coi-years", default=5, show_default=True, type=click.IntRange(0, 200),
+              help="Conflicts: the submission's authors and their co-authors of this many years (0: authors only).")
+@click.option("--no-coi", is_flag=True, help="Do not rule out conflicts of interest found in the graph.")
+@click.option("--forbid", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Pairs `paper reviewer` never to assign (declared conflicts).")
+@click.option("--force", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Pairs `paper reviewer` that must be assigned.")
+@click.option("--senior", default=None,
+              help="Every paper gets a senior reviewer: papers>=N, years>=N, or a file of senior reviewer ids.")
+@click.option("--attributes", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Reviewer attributes, a table with a header `reviewer,attr1,...` (cells 1/0, true/false).")
+@click.option("--require", "requirements", multiple=True,
+              help="ATTR>=N: every paper gets at least N reviewers with the attribute (repeatable).")
+@click.option("--candidates-per-paper", default=100, show_default=True, type=click.IntRange(1, 100_000),
+              help="Affinities kept per submission (its best reviewers).")
+@click.option("--method", type=click.Choice(["auto", "flow", "milp", "maxmin"]), default="auto", show_default=True,
+              help="flow: min-cost flow (one attribute requirement); milp: integer program (any number); maxmin: "
+                   "raise the worst paper's total affinity first, then the total. auto: flow, or milp for several "
+                   "requirements.")
+@click.option("--max-prob", type=float, default=None,
+              help="Randomised assignment: no pair assigned with probability above Q (0 < Q <= 1).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the randomised assignment.")
+@click.option("--time-limit", type=float, default=None,
+              help="Seconds the integer programs (milp, maxmin) may take; default 300. maxmin then keeps the best "
+                   "it found, never less fair than the min-cost flow.")
+@click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "csv", "tsv", "trec"]), default="table",
+              show_default=True, help="Rows: paper, reviewer, affinity, the reviewer's rank for the paper, evidence.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the rows to this file.")
+@click.option("--write", is_flag=True, help="Store the assignment as ASSIGNED_TO edges (a scoring run).")
+@click.pass_obj
+def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min_load, loads, coi_years, no_coi,
+               forbid, force, senior, attributes, requirements, candidates_per_paper, method, max_prob, seed,
+               time_limit, fmt, out, write) -> None:
+    """Assign reviewers to submissions under loads, conflicts and attribute requirements, against a greedy
+    baseline on the same input; the summary reports every constraint (to stderr unless --format table)."""
+    from scholargraph.ranking.reviewers import assignment as solver
+    from scholargraph.ranking.reviewers.assign import AssignmentRequest, plan_assignment, publish_assignment
+
+    request = AssignmentRequest(paper_ids=papers, queries_file=queries, venue=venue, year=year, pool_file=pool,
+                                per_paper=per_paper, max_load=max_load, min_load=min_load, loads_file=loads,
+                                coi=not no_coi, coi_years=coi_years, forbid_file=forbid, force_file=force,
+                                senior=senior, attributes_file=attributes, requirements=requirements,
+                                candidates_per_paper=candidates_per_paper, method=method, max_prob=max_prob, seed=seed,
+                                time_limit=time_limit if time_limit is not None else DEFAULT_TIME_LIMIT)
+
+    def warn(message: str) -> None:
+        click.echo(f"scholargraph: {message}", err=True)
+
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        model_and_meta = load_model(obj.settings.models_dir)
+        outcome = plan_assignment(store, obj.settings.models_dir, request, quiet=obj.quiet, warn=warn,
+                                  model_and_meta=model_and_meta)
+        note = publish_assignment(store, outcome, model_and_meta[1]["version"]) if write else ""
+
+    def given(kind: str, node_id: str) -> str:
+        return output_id(outcome.forms[kind].get(node_id, node_id))
+
+    rows = outcome.rows()
+    tag = f"assign-{outcome.assignment.method}"
+    lines: list[str] = []
+    if fmt in ("tsv", "csv"):
+        lines.append(_row(fmt, ["paper", "reviewer", "name", "affinity", "rank", "forced", "evidence"]))
+        lines += [_row(fmt, [given("paper", r["paper"]), given("author", r["reviewer"]), r["name"],
+                             f"{r['affinity']:.6f}", r["rank"], str(r["forced"]).lower(), r["evidence"]])
+                  for r in rows]
+    elif fmt == "jsonl":
+        lines += [json.dumps({**r, "paper": given("paper", r["paper"]), "reviewer": given("author", r["reviewer"])},
+                             ensure_ascii=False) for r in rows]
+    elif fmt == "trec":
+        by_paper: dict[str, list[tuple[str, float]]] = {}
+        for r in rows:
+            by_paper.setdefault(r["paper"], []).append((given("author", r["reviewer"]), r["affinity"]))
+        for paper, ranked in by_paper.items():
+            lines += format_run_lines(given("paper", paper), ranked, tag)
+    else:
+        current = None
+        for r in rows:
+            if r["paper"] != current:
+                current = r["paper"]
+                lines.append(f"{given('paper', current)}: {r['title']}"[:120])
+            lines.append(f"   {(r['name'] or r['reviewer'])[:28]:<28} affinity {r['affinity']:6.3f}  rank "
+                         f"{r['rank'] or '-':>3}{'  forced' if r['forced'] else ''}  {r['evidence'][:70]}")
+    summary = [f"submissions {len(outcome.problem.papers):,}, reviewers {len(outcome.problem.reviewers):,}, "
+               f"candidate pairs {len(outcome.problem.affinity):,} (conflicts ruled out "
+               f"{int(outcome.table.conflicts.sum()):,})"]
+    if outcome.senior_rule:
+        summary.append(f"senior: {outcome.senior_rule} ({int(outcome.problem.attributes['senior'].sum()):,} of "
+                       f"{len(outcome.problem.reviewers):,} reviewers)")
+    summary += outcome.table.notes
+    summary += solver.format_summary(solver.summarize(outcome.assignment))
+    summary += solver.compare_lines([solver.summarize(outcome.assignment), solver.summarize(outcome.baseline)])
+    if fmt == "table" and not out:
+        lines += [""] + summary
+        emit_lines(lines, out, note)
+    else:
+        emit_lines(lines, out, "\n".join(summary + ([note] if note else [])))

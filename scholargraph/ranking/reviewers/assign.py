@@ -1,0 +1,465 @@
+"""Reviewer assignment as a use case: affinities from the reviewer model, conflicts from the graph, the
+chair's files (loads, forbidden and forced pairs, reviewer attributes) turned into one AssignmentProblem,
+solved (assignment/), and the result as rows and as a scoring run in the graph.
+
+Pure parsing and problem building live here beside the orchestration; the solvers know nothing of the
+graph, and nothing here imports click (the CLI prints)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from scholargraph.errors import UsageError
+from scholargraph.graph.snapshot import NO_YEAR
+from scholargraph.progress import progress
+from scholargraph.ranking.reviewers.assignment import AssignmentProblem, Requirement
+from scholargraph.ranking.reviewers.coi import ConflictChecker
+from scholargraph.ranking.reviewers.evidence import EvidenceIndex, Query, ReviewerPool
+
+SENIOR = "senior"
+_RULE = re.compile(r"^\s*(papers|years)\s*>=\s*(\d+)\s*$")
+_REQUIRE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*>=\s*(\d+)\s*$")
+
+
+# --- the chair's files --------------------------------------------------------------------------------------
+
+
+def _fields(path: str | Path) -> Iterable[tuple[int, list[str]]]:
+    """(line number, fields) of a small table file: comma-, tab- or space-separated; blank lines and `#`
+    comments skipped."""
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        parts = next(csv.reader([text])) if "," in text else text.split("\t") if "\t" in text else text.split()
+        yield n, [p.strip() for p in parts]
+
+
+def read_pairs(path: str | Path, what: str) -> list[tuple[str, str]]:
+    """`paper reviewer` pairs (a header line `paper,reviewer` is skipped), ids as the file gives them."""
+    pairs = []
+    for n, parts in _fields(path):
+        if len(parts) < 2:
+            raise UsageError(f"{what} {path}:{n}: expected `paper reviewer`, got {' '.join(parts)!r}")
+        if n == 1 and parts[0].lower() in ("paper", "paper_id", "submission"):
+            continue
+        pairs.append((parts[0], parts[1]))
+    return pairs
+
+
+def read_loads(path: str | Path) -> dict[str, tuple[int, int | None]]:
+    """`reviewer max [min]` per line (OpenReview's custom max papers); a header line is skipped."""
+    loads: dict[str, tuple[int, int | None]] = {}
+    for n, parts in _fields(path):
+        if len(parts) < 2 or not parts[1].lstrip("-").isdigit():
+            if n == 1:
+                continue  # header
+            raise UsageError(f"--loads {path}:{n}: expected `reviewer max [min]`, got {' '.join(parts)!r}")
+        high = int(parts[1])
+        low = int(parts[2]) if len(parts) > 2 and parts[2] else None
+        if high < 0 or (low is not None and not 0 <= low <= high):
+            raise UsageError(f"--loads {path}:{n}: loads must satisfy 0 <= min <= max, got {parts[1:3]}")
+        loads[parts[0]] = (high, low)
+    return loads
+
+
+def read_attributes(path: str | Path) -> dict[str, dict[str, bool]]:
+    """Reviewer attributes, a table with a header `reviewer,attr1,attr2...`; a cell is true when it is
+    1/true/yes/y (any case). Returns {attribute: {reviewer id as given: flag}}."""
+    rows = list(_fields(path))
+    if not rows:
+        raise UsageError(f"--attributes {path} is empty")
+    header = rows[0][1]
+    if len(header) < 2:
+        raise UsageError(f"--attributes {path}: the header names the reviewer column then the attributes")
+    out: dict[str, dict[str, bool]] = {name: {} for name in header[1:]}
+    for n, parts in rows[1:]:
+        if len(parts) != len(header):
+            raise UsageError(f"--attributes {path}:{n}: {len(parts)} fields, the header has {len(header)}")
+        for name, value in zip(header[1:], parts[1:]):
+            out[name][parts[0]] = value.strip().lower() in ("1", "true", "yes", "y")
+    return out
+
+
+def parse_requirement(text: str) -> Requirement:
+    """`ATTR>=N`: every paper gets at least N reviewers with the attribute."""
+    m = _REQUIRE.match(text)
+    if not m:
+        raise UsageError(f"--require {text!r}: expected ATTRIBUTE>=N, e.g. senior>=1")
+    return Requirement(m.group(1), int(m.group(2)))
+
+
+# --- seniority --------------------------------------------------------------------------------------------
+
+
+def senior_flags(rule: str, pool: ReviewerPool, index: EvidenceIndex,
+                 resolve: Callable[[list[str]], Mapping[str, str]]) -> tuple[np.ndarray, str]:
+    """Which pool reviewers are senior, and the rule in words. RULE: `papers>=N` (N papers in the graph),
+    `years>=N` (first paper at least N years before the graph's latest year), or a file of reviewer ids
+    (one per line, qualified or bare; `resolve` maps given ids to node ids)."""
+    m = _RULE.match(rule)
+    if m:
+        kind, n = m.group(1), int(m.group(2))
+        if kind == "papers":
+            return pool.n_papers >= n, f"at least {n} papers"
+        snap = index.snapshot
+        first = np.full(len(pool), np.iinfo(np.int64).max, dtype=np.int64)
+        csr = snap.authorship.tocsr()
+        years = snap.paper_year
+        for r, a in enumerate(pool.author_rows):
+            if a >= 0:
+                py = years[csr.indices[csr.indptr[a]:csr.indptr[a + 1]]]
+                py = py[py != NO_YEAR]
+                if len(py):
+                    first[r] = int(py.min())
+        return first <= snap.max_year - n, f"first paper at least {n} years before {snap.max_year}"
+    if not Path(rule).is_file():
+        raise UsageError(f"--senior {rule!r}: expected papers>=N, years>=N or a file of reviewer ids")
+    given = [parts[0] for _, parts in _fields(rule)]
+    ids = set(resolve(given).values()) | set(given)
+    return np.array([rid in ids for rid in pool.author_ids], dtype=bool), f"listed in {rule}"
+
+
+# --- affinities -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AffinityTable:
+    """The kept candidate arcs: per submission its top affinities (conflicts and forbidden pairs out,
+    forced pairs in), with the reviewer's rank for the paper and an evidence line."""
+
+    papers: list[str]
+    titles: list[str]
+    reviewers: list[str]
+    names: list[str | None]
+    edge_paper: np.ndarray
+    edge_reviewer: np.ndarray
+    affinity: np.ndarray
+    rank: np.ndarray
+    evidence: list[str]
+    forced: np.ndarray
+    conflicts: np.ndarray  # per paper: pool reviewers ruled out by conflicts of interest
+    in_graph: np.ndarray  # per paper: the submission is a paper of the graph (its assignment can be stored)
+    notes: list[str] = field(default_factory=list)
+
+
+def evidence_line(suggestion) -> str:
+    """The suggestion's best evidence paper in one line, as `recommend` explains it."""
+    if not suggestion.papers:
+        return "no history" if suggestion.no_history else ""
+    p = suggestion.papers[0]
+    parts = [f"{name} {v:.2f}" for name, v in (("semantic", p.semantic), ("topic", p.topic),
+                                                ("citation", p.citation)) if v is not None]
+    cited = "; cited by the submission" if p.direct_link else ""
+    return f"{(p.title or p.paper_id)[:60]} ({p.year or 'n.d.'}): {', '.join(parts)}{cited}"
+
+
+def affinity_table(model, index: EvidenceIndex, queries: Sequence[Query], pool: ReviewerPool, *,
+                   per_paper: int = 100, coi_years: int | None = 5, coi: bool = True,
+                   forbid: Iterable[tuple[str, str]] = (), force: Iterable[tuple[str, str]] = (),
+                   quiet: bool = True) -> AffinityTable:
+    """Each submission scored against the pool by the reviewer model; its best `per_paper` reviewers kept.
+    `forbid`/`force` are (query id, pool reviewer id) pairs: forbidden ones are never candidates, forced
+    ones always are (a forced pair overrides a conflict the graph found, which a note reports)."""
+    checker = ConflictChecker(index.snapshot, coauthor_years=coi_years, enabled=coi)
+    forbidden: dict[str, set[int]] = {}
+    for q, r in forbid:
+        forbidden.setdefault(q, set()).add(pool.row(r))
+    forced: dict[str, set[int]] = {}
+    for q, r in force:
+        forced.setdefault(q, set()).add(pool.row(r))
+    e_paper: list[int] = []
+    e_rev: list[int] = []
+    aff: list[float] = []
+    rank: list[int] = []
+    evidence: list[str] = []
+    is_forced: list[bool] = []
+    n_conflicts = np.zeros(len(queries), dtype=np.int64)
+    overridden = 0
+    for qi, q in enumerate(progress(queries, desc="affinities", unit="paper", quiet=quiet)):
+        conflict_rows = checker.pool_rows(pool, q)
+        n_conflicts[qi] = len(conflict_rows)
+        must = forced.get(q.id, set())
+        overridden += len(must & set(conflict_rows.tolist()))
+        exclude = np.union1d(conflict_rows, np.fromiter(forbidden.get(q.id, ()), dtype=np.int64))
+        exclude = exclude[~np.isin(exclude, np.fromiter(must, dtype=np.int64))]
+        suggestions = model.recommend(index, q, pool, k=per_paper, exclude=exclude, coi=False,
+                                      shortlist=max(500, per_paper), papers_per_reviewer=1)
+        seen = set()
+        for s in suggestions:
+            r = pool.row(s.reviewer_id)
+            seen.add(r)
+            e_paper.append(qi)
+            e_rev.append(r)
+            aff.append(s.score)
+            rank.append(s.rank)
+            evidence.append(evidence_line(s))
+            is_forced.append(r in must)
+        missing = sorted(must - seen)
+        if missing:  # a forced reviewer outside the top affinities: scored on their own
+            scores = model.score(index, q, pool, rows=np.array(missing, dtype=np.int64))
+            for r, score in zip(missing, scores):
+                e_paper.append(qi)
+                e_rev.append(r)
+                aff.append(float(score))
+                rank.append(0)  # not among the kept candidates
+                evidence.append("forced")
+                is_forced.append(True)
+    notes = []
+    if overridden:
+        notes.append(f"{overridden} forced pair(s) override a conflict of interest found in the graph")
+    return AffinityTable(papers=[q.id for q in queries], titles=[q.title or "" for q in queries],
+                         reviewers=list(pool.author_ids), names=list(pool.names),
+                         edge_paper=np.array(e_paper, dtype=np.int64), edge_reviewer=np.array(e_rev, dtype=np.int64),
+                         affinity=np.array(aff, dtype=np.float64), rank=np.array(rank, dtype=np.int64),
+                         evidence=evidence, forced=np.array(is_forced, dtype=bool), conflicts=n_conflicts,
+                         in_graph=np.array([q.paper_index is not None for q in queries], dtype=bool), notes=notes)
+
+
+def build_problem(table: AffinityTable, *, demand: Sequence[int], max_load: int, min_load: int = 0,
+                  loads: Mapping[str, tuple[int, int | None]] | None = None,
+                  attributes: Mapping[str, np.ndarray] | None = None,
+                  requirements: Sequence[Requirement] = ()) -> AssignmentProblem:
+    """The solver's input: arcs from the table; per-reviewer loads (`loads`, keyed by pool reviewer id,
+    override the defaults); attribute flags per pool reviewer."""
+    n = len(table.reviewers)
+    high = np.full(n, max_load, dtype=np.int64)
+    low = np.full(n, min_load, dtype=np.int64)
+    row = {rid: i for i, rid in enumerate(table.reviewers)}
+    for rid, (hi, lo) in (loads or {}).items():
+        i = row[rid]
+        high[i] = hi
+        low[i] = min(lo if lo is not None else min_load, hi)
+    attributes = dict(attributes or {})
+    for req in requirements:
+        if req.attribute not in attributes:
+            raise UsageError(f"requirement {req.attribute}>={req.at_least}: no reviewer attribute "
+                             f"{req.attribute!r} (known: {', '.join(sorted(attributes)) or 'none'})")
+    return AssignmentProblem(papers=list(table.papers), reviewers=list(table.reviewers),
+                             edge_paper=table.edge_paper, edge_reviewer=table.edge_reviewer,
+                             affinity=table.affinity, demand=np.asarray(demand, dtype=np.int64),
+                             max_load=high, min_load=low, forced=table.forced, attributes=attributes,
+                             requirements=list(requirements))
+
+
+# --- the use case -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class AssignmentRequest:
+    """What the chair asks for (the CLI's options)."""
+
+    paper_ids: Sequence[str] = ()
+    queries_file: str | None = None
+    venue: str | None = None
+    year: int | None = None
+    pool_file: str | None = None
+    per_paper: int = 3
+    max_load: int = 6
+    min_load: int = 0
+    loads_file: str | None = None
+    coi: bool = True
+    coi_years: int | None = 5
+    forbid_file: str | None = None
+    force_file: str | None = None
+    senior: str | None = None
+    attributes_file: str | None = None
+    requirements: Sequence[str] = ()
+    candidates_per_paper: int = 100
+    method: str = "auto"
+    max_prob: float | None = None
+    seed: int = 0
+    time_limit: float | None = None
+
+
+@dataclass
+class AssignmentOutcome:
+    table: AffinityTable
+    problem: AssignmentProblem
+    assignment: object  # assignment.Assignment
+    baseline: object  # the greedy Assignment on the same input
+    senior_rule: str | None
+    forms: dict[str, dict[str, str]]  # node id -> the form the caller gave it in, per kind
+
+    def rows(self) -> list[dict]:
+        """One row per assigned pair, papers in input order, each paper's reviewers by affinity."""
+        t, chosen = self.table, np.flatnonzero(self.assignment.chosen)
+        chosen = chosen[np.lexsort((-t.affinity[chosen], t.edge_paper[chosen]))]
+        return [{"paper": t.papers[t.edge_paper[e]], "title": t.titles[t.edge_paper[e]],
+                 "reviewer": t.reviewers[t.edge_reviewer[e]], "name": t.names[t.edge_reviewer[e]] or "",
+                 "affinity": float(t.affinity[e]), "rank": int(t.rank[e]), "forced": bool(t.forced[e]),
+                 "evidence": t.evidence[e]} for e in chosen]
+
+
+def _select_submissions(index: EvidenceIndex, request: AssignmentRequest, resolve,
+                        forms: dict[str, dict[str, str]]) -> tuple[list[Query], list[int | None]]:
+    """The submissions and their per-paper reviewer counts (a JSONL record's `k`, else the default)."""
+    snap = index.snapshot
+    queries: list[Query] = []
+    wanted: list[int | None] = []
+    if request.paper_ids:
+        res = resolve("paper", list(request.paper_ids), "--paper")
+        forms["paper"].update(res.given_forms())
+        queries += [index.query_for_paper(p) for p in res.node_ids()]
+        wanted += [None] * len(res.node_ids())
+    if request.venue is not None:
+        if request.year is None:
+            raise UsageError("--venue goes with --year (the submissions are a venue's papers of one year)")
+        names = snap.venue_names or [None] * len(snap.venue_ids)
+        key = request.venue.strip().lower()
+        venues = {v for v, (vid, name) in enumerate(zip(snap.venue_ids, names))
+                  if vid == request.venue or vid.split(":", 1)[-1] == request.venue
+                  or (name or "").strip().lower() == key}
+        if not venues:
+            raise UsageError(f"--venue {request.venue!r}: no venue with this id or name in the graph")
+        rows = np.flatnonzero(np.isin(snap.paper_venue, list(venues)) & (snap.paper_year == request.year)
+                              & ~snap.paper_stub)
+        if not len(rows):
+            raise UsageError(f"--venue {request.venue!r} --year {request.year}: no papers in the graph")
+        queries += [index.query_for_paper(int(p)) for p in rows]
+        wanted += [None] * len(rows)
+    if request.queries_file:
+        queries += index.read_queries(request.queries_file)
+        with open(request.queries_file, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    k = json.loads(line).get("k")
+                    wanted.append(int(k) if k is not None else None)
+    if not queries:
+        raise UsageError("no submissions: give --paper, --venue with --year, or --queries")
+    seen: set[str] = set()
+    for q in queries:
+        if q.id in seen:
+            raise UsageError(f"submission {q.id} is given twice")
+        seen.add(q.id)
+    return queries, wanted
+
+
+def _pairs_to_queries(pairs: list[tuple[str, str]], queries: Sequence[Query], pool: ReviewerPool, resolve,
+                      forms: dict[str, dict[str, str]], what: str) -> list[tuple[str, str]]:
+    """File pairs (ids as given) as (query id, pool reviewer id); a pair naming no submission or no pool
+    reviewer is a UsageError: a chair's explicit pair is never dropped silently."""
+    if not pairs:
+        return []
+    by_given = {q.id: q.id for q in queries}
+    by_given.update({given: node for node, given in forms["paper"].items()})
+    unknown_papers = sorted({p for p, _ in pairs if p not in by_given})
+    if unknown_papers:
+        res = resolve("paper", unknown_papers, None)
+        by_given.update({g: n for g, n in res.ids.items() if n in {q.id for q in queries}})
+    reviewers = sorted({r for _, r in pairs})
+    rev = {r: r for r in reviewers if pool.row(r) >= 0}
+    rest = [r for r in reviewers if r not in rev]
+    if rest:
+        res = resolve("author", rest, None)
+        rev.update({g: n for g, n in res.ids.items() if pool.row(n) >= 0})
+    bad = [f"{p} {r}" for p, r in pairs if p not in by_given or r not in rev]
+    if bad:
+        raise UsageError(f"{what}: {len(bad)} pair(s) name no submission or no pool reviewer: "
+                         f"{', '.join(bad[:5])}{', ...' if len(bad) > 5 else ''}")
+    return [(by_given[p], rev[r]) for p, r in pairs]
+
+
+def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quiet: bool = True,
+                    warn: Callable[[str], None] = lambda message: None, index: EvidenceIndex | None = None,
+                    model_and_meta=None) -> AssignmentOutcome:
+    """Affinities, constraints, feasibility, the solve and the greedy baseline on the same input."""
+    from scholargraph.graph.ids import IdResolver
+    from scholargraph.ranking.reviewers import assignment as solver
+    from scholargraph.ranking.reviewers.service import index_for_model, load_model, read_ids
+
+    if request.max_prob is not None and not 0 < request.max_prob <= 1:
+        raise UsageError("--max-prob must be in (0, 1]")
+    model, meta = model_and_meta or load_model(models_dir)
+    index = index or index_for_model(store, models_dir, meta, quiet)
+    resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
+
+    def resolve(kind: str, given: list[str], what: str | None):
+        res = resolver.resolve(kind, given)
+        if what is not None:
+            res = res.require(what)
+            message = res.warning(what)
+            if message:
+                warn(message)
+        return res
+
+    forms: dict[str, dict[str, str]] = {"paper": {}, "author": {}}
+    queries, wanted = _select_submissions(index, request, resolve, forms)
+    if request.pool_file:
+        pool_ids = resolve("author", read_ids(request.pool_file), "--pool")
+        forms["author"].update(pool_ids.given_forms())
+        pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=pool_ids.node_ids())
+    else:
+        pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=meta.get("min_papers", 3))
+    forbid = _pairs_to_queries(read_pairs(request.forbid_file, "--forbid") if request.forbid_file else [],
+                               queries, pool, resolve, forms, "--forbid")
+    force = _pairs_to_queries(read_pairs(request.force_file, "--force") if request.force_file else [],
+                              queries, pool, resolve, forms, "--force")
+    clash = set(forbid) & set(force)
+    if clash:
+        p, r = sorted(clash)[0]
+        raise UsageError(f"{len(clash)} pair(s) are both forbidden and forced, e.g. {p} {r}")
+    loads: dict[str, tuple[int, int | None]] = {}
+    if request.loads_file:
+        given = read_loads(request.loads_file)
+        res = resolve("author", list(given), "--loads")
+        loads = {res.ids[g]: v for g, v in given.items() if g in res.ids and pool.row(res.ids[g]) >= 0}
+    attributes: dict[str, np.ndarray] = {}
+    requirements = [parse_requirement(text) for text in request.requirements]
+    senior_rule = None
+    if request.senior:
+        flags, senior_rule = senior_flags(request.senior, pool, index,
+                                          lambda given: resolve("author", given, "--senior").ids)
+        attributes[SENIOR] = flags
+        if not any(r.attribute == SENIOR for r in requirements):
+            requirements.insert(0, Requirement(SENIOR, 1))
+    if request.attributes_file:
+        for name, flags_given in read_attributes(request.attributes_file).items():
+            res = resolve("author", list(flags_given), "--attributes")
+            by_node = {res.ids[g]: f for g, f in flags_given.items() if g in res.ids}
+            attributes[name] = np.array([by_node.get(rid, False) for rid in pool.author_ids], dtype=bool)
+    table = affinity_table(model, index, queries, pool, per_paper=request.candidates_per_paper,
+                           coi_years=request.coi_years, coi=request.coi, forbid=forbid, force=force, quiet=quiet)
+    demand = [w if w is not None else request.per_paper for w in wanted]
+    problem = build_problem(table, demand=demand, max_load=request.max_load, min_load=request.min_load,
+                            loads=loads, attributes=attributes, requirements=requirements)
+    solver.require_feasible(problem)
+    method = request.method
+    if request.max_prob is not None:
+        method = "random"
+    elif method == "auto":
+        method = "milp" if len(requirements) > 1 else "flow"
+    assignment = solver.solve(problem, method, max_prob=request.max_prob, seed=request.seed,
+                              time_limit=request.time_limit)
+    baseline = solver.solve(problem, "greedy")
+    return AssignmentOutcome(table=table, problem=problem, assignment=assignment, baseline=baseline,
+                             senior_rule=senior_rule, forms=forms)
+
+
+def publish_assignment(store, outcome: AssignmentOutcome, model_version: str, run_props: dict | None = None) -> str:
+    """The assignment of the in-graph submissions as one scoring run of ASSIGNED_TO edges, switched in at
+    once; it replaces the previous assignment as a whole."""
+    from scholargraph.graph.scoring import publish_paper_scores
+
+    in_graph = {p for p, flag in zip(outcome.table.papers, outcome.table.in_graph) if flag}
+    rows = [{"source": row["reviewer"], "target": row["paper"],
+             "props": {"affinity": row["affinity"], "rank": row["rank"], "forced": row["forced"],
+                       "evidence": row["evidence"], "method": outcome.assignment.method}}
+            for row in outcome.rows() if row["paper"] in in_graph]
+    scored = [p for p in outcome.table.papers if p in in_graph]
+    if not scored:  # an empty run would replace the stored assignment with nothing
+        return (f"nothing stored: none of the {len(outcome.table.papers):,} submissions is in the graph "
+                f"(ingest them to store their assignment)")
+    note = publish_paper_scores(store, "assignment", rows, scored, model_version, queries=len(outcome.table.papers),
+                                replace_all=True, run_props={"method": outcome.assignment.method, **(run_props or {})})
+    skipped = len(outcome.table.papers) - len(scored)
+    if skipped:
+        note += f"; {skipped:,} submissions are not in the graph (ingest them to store their assignment)"
+    return note

@@ -1,0 +1,112 @@
+"""The assignment use case without a server: the chair's files, seniority, the affinity table (conflicts,
+forbidden and forced pairs) and the whole plan on the tiny world with a real (small) RECO-Rank."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scholargraph.errors import UsageError
+from scholargraph.ranking.reviewers.assign import (
+    SENIOR,
+    AssignmentRequest,
+    affinity_table,
+    build_problem,
+    parse_requirement,
+    plan_assignment,
+    read_attributes,
+    read_loads,
+    read_pairs,
+    senior_flags,
+)
+from scholargraph.ranking.reviewers.assignment import InfeasibleAssignment, Requirement
+from scholargraph.ranking.reviewers.evidence import ReviewerPool
+from scholargraph.ranking.reviewers.reco_rank import RecoRank
+
+from .conftest import submission
+
+POOL = ["E", "X", "J", "O", "N", "E2"]
+
+
+@pytest.fixture(scope="module")
+def model():
+    from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+
+    from .conftest import tiny_world
+
+    snap, text, topics, cvec = tiny_world()
+    index = EvidenceIndex(snap, text, topics, cvec, background=30, seed=0)
+    return RecoRank(self_supervised=30, reviewer_centric=10, steps=20, recent_years=6).fit(index)
+
+
+def test_file_parsers_take_comma_tab_or_space_and_skip_headers(tmp_path):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("paper,reviewer\nq1,E\n# a comment\n\nq2\tX\nq3 J\n", encoding="utf-8")
+    assert read_pairs(pairs, "--forbid") == [("q1", "E"), ("q2", "X"), ("q3", "J")]
+    loads = tmp_path / "loads.tsv"
+    loads.write_text("reviewer max min\nE 2\nX 4 1\n", encoding="utf-8")
+    assert read_loads(loads) == {"E": (2, None), "X": (4, 1)}
+    loads.write_text("E 2 3\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="min <= max"):
+        read_loads(loads)
+    attrs = tmp_path / "attrs.csv"
+    attrs.write_text("reviewer,senior,industry\nE,1,no\nX,true,Yes\n", encoding="utf-8")
+    assert read_attributes(attrs) == {"senior": {"E": True, "X": True}, "industry": {"E": False, "X": True}}
+    assert parse_requirement("industry>=2") == Requirement("industry", 2)
+    with pytest.raises(UsageError, match="ATTRIBUTE>=N"):
+        parse_requirement("industry=2")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("q1\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="bad.txt:1"):
+        read_pairs(bad, "--force")
+
+
+def test_senior_rules(world, tmp_path):
+    pool = ReviewerPool.from_snapshot(world.snapshot, author_ids=POOL)
+    flags, words = senior_flags("papers>=4", pool, world, lambda given: {})
+    assert dict(zip(POOL, flags.tolist())) == {"E": True, "X": True, "J": False, "O": False, "N": False, "E2": False}
+    assert "4 papers" in words
+    flags, _ = senior_flags("years>=10", pool, world, lambda given: {})
+    assert flags[POOL.index("E")] and not flags[POOL.index("J")]  # E's first paper is 2005, J's 2019
+    listed = tmp_path / "senior.txt"
+    listed.write_text("J\nunknown\n", encoding="utf-8")
+    flags, _ = senior_flags(str(listed), pool, world, lambda given: {})
+    assert flags.tolist() == [p == "J" for p in POOL]
+    with pytest.raises(UsageError, match="papers>=N"):
+        senior_flags("seniors", pool, world, lambda given: {})
+
+
+def test_affinity_table_rules_out_conflicts_and_obeys_forbid_and_force(world, model):
+    pool = ReviewerPool.from_snapshot(world.snapshot, author_ids=POOL)
+    # E2 co-authored with E: a submission by E conflicts with both.
+    queries = [submission(world, authors=("José Pérez",), qid="q1"), submission(world, qid="q2")]
+    table = affinity_table(model, world, queries, pool, per_paper=10, forbid=[("q2", "X")], force=[("q1", "E")])
+    pairs = {(table.papers[p], table.reviewers[r]) for p, r in zip(table.edge_paper, table.edge_reviewer)}
+    assert ("q1", "E2") not in pairs and ("q1", "E") in pairs  # the conflict out, the forced conflict in
+    assert ("q2", "X") not in pairs and ("q2", "E") in pairs
+    assert table.forced.sum() == 1 and any("override a conflict" in n for n in table.notes)
+    q2 = table.edge_paper == 1
+    ranks = table.rank[q2][np.argsort(-table.affinity[q2], kind="stable")]
+    assert ranks.tolist() == sorted(ranks.tolist())  # ranks follow the affinities
+    problem = build_problem(table, demand=[2, 2], max_load=1, loads={"E": (2, 1)})
+    assert problem.max_load[POOL.index("E")] == 2 and problem.min_load[POOL.index("E")] == 1
+    with pytest.raises(UsageError, match="no reviewer attribute 'senior'"):
+        build_problem(table, demand=[2, 2], max_load=1, requirements=[Requirement(SENIOR, 1)])
+
+
+def test_plan_assignment_end_to_end_without_a_server(world, model, tmp_path):
+    pool = tmp_path / "pool.txt"
+    pool.write_text("\n".join(POOL), encoding="utf-8")
+    request = AssignmentRequest(paper_ids=["e1", "x1", "o1"], pool_file=str(pool), per_paper=2, max_load=2,
+                                senior="papers>=3")
+    outcome = plan_assignment(None, tmp_path, request, index=world, model_and_meta=(model, {"version": "t"}))
+    rows = outcome.rows()
+    assert [r["paper"] for r in rows].count("e1") == 2 and len(rows) == 6
+    assert max(np.bincount(outcome.table.edge_reviewer[outcome.assignment.chosen])) <= 2
+    assert outcome.assignment.method == "flow" and outcome.baseline.method == "greedy"
+    # Authors never review their own paper.
+    assert not [r for r in rows if (r["paper"], r["reviewer"]) in {("e1", "E"), ("e1", "E2"), ("x1", "X"),
+                                                                    ("o1", "O")}]
+    short = AssignmentRequest(paper_ids=["e1", "x1", "o1"], pool_file=str(pool), per_paper=3, max_load=1)
+    with pytest.raises(InfeasibleAssignment, match="capacity 6 < 9 slots"):
+        plan_assignment(None, tmp_path, short, index=world, model_and_meta=(model, {"version": "t"}))
