@@ -56,6 +56,21 @@ def neo4j_settings():
     yield settings
 
 
+def cli_env(settings, home: Path) -> dict:
+    """The environment a `scholargraph` subprocess needs to reach the test server, with its own home."""
+    env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=settings.uri, SCHOLARGRAPH_HOME=str(home))
+    if settings.neo4j_password:
+        env["SCHOLARGRAPH_NEO4J_PASSWORD"] = settings.neo4j_password
+    return env
+
+
+def open_test_store(settings):
+    """A store on the test server (use as a context manager)."""
+    from scholargraph.graph.neo4j_store import Neo4jStore
+
+    return Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database)
+
+
 @pytest.fixture
 def store(neo4j_settings):
     """A store on an empty database; emptied again afterwards (Community has one user database)."""

@@ -7,12 +7,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from collections import Counter
 
 import pytest
 
-from scholargraph.graph.neo4j_store import Neo4jStore
+from tests.conftest import cli_env, open_test_store
 from tests.integration.test_ids_cli import cli
 
 K = 2
@@ -22,11 +21,8 @@ MAX_LOAD = 3
 @pytest.fixture(scope="module")
 def graph(neo4j_settings, tmp_path_factory):
     work = tmp_path_factory.mktemp("assign")
-    env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=neo4j_settings.uri, SCHOLARGRAPH_HOME=str(work / "home"))
-    if neo4j_settings.neo4j_password:
-        env["SCHOLARGRAPH_NEO4J_PASSWORD"] = neo4j_settings.neo4j_password
-    with Neo4jStore(neo4j_settings.uri, neo4j_settings.neo4j_user, neo4j_settings.neo4j_password,
-                    neo4j_settings.neo4j_database) as store:
+    env = cli_env(neo4j_settings, work / "home")
+    with open_test_store(neo4j_settings) as store:
         store.apply_schema()
         store.reset()
         cli(env, "synth", "--papers", "300", "--seed", "5", "--out", str(work / "synth"))

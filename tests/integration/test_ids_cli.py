@@ -7,15 +7,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
-from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.graph.records import Author, Authorship, Paper, PaperBundle
-from tests.conftest import REPO
+from tests.conftest import REPO, cli_env, open_test_store
 
 QUERY = "synth-p0000300"  # the bare id of aminer:synth-p0000300
 
@@ -43,11 +41,8 @@ def old_form_bundles(n: int = 4) -> list[PaperBundle]:
 @pytest.fixture(scope="module")
 def graph(neo4j_settings, tmp_path_factory):
     work = tmp_path_factory.mktemp("ids")
-    env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=neo4j_settings.uri, SCHOLARGRAPH_HOME=str(work / "home"))
-    if neo4j_settings.neo4j_password:
-        env["SCHOLARGRAPH_NEO4J_PASSWORD"] = neo4j_settings.neo4j_password
-    with Neo4jStore(neo4j_settings.uri, neo4j_settings.neo4j_user, neo4j_settings.neo4j_password,
-                    neo4j_settings.neo4j_database) as store:
+    env = cli_env(neo4j_settings, work / "home")
+    with open_test_store(neo4j_settings) as store:
         store.apply_schema()
         store.reset()
         cli(env, "synth", "--papers", "300", "--seed", "3", "--out", str(work / "synth"))
