@@ -99,12 +99,14 @@ def cmd_quality(args) -> None:
              f"{test_year}), k = {args.k}, max load {max_load}, {len(table.affinity):,} candidate pairs "
              f"(top {args.candidates} per paper, conflicts out: {int(table.conflicts.sum()):,}); "
              f"senior reviewers: {int(senior.sum())} ({rule})",
-             f"{'assignment':<40} {'total':>9} {'mean/paper':>10} {'worst':>8} {'p10':>8} {'senior %':>9} "
-             f"{'max P':>6} {'filled':>7} {'s':>7}"]
+             f"{'assignment':<40} {'total':>9} {'E[total]':>9} {'mean/paper':>10} {'worst':>8} {'p10':>8} "
+             f"{'senior %':>9} {'max P':>6} {'filled':>7} {'s':>7}"]
     for s in rows:
         cov = s["requirements"].get(SENIOR, {}).get("fraction")
         max_p = s.get("max_pair_probability")
-        lines.append(f"{s['name']:<40} {s['total_affinity']:>9.2f} {s['mean_paper_total']:>10.3f} "
+        expected = s.get("expected_total_affinity")
+        lines.append(f"{s['name']:<40} {s['total_affinity']:>9.2f} "
+                     f"{'' if expected is None else f'{expected:.2f}':>9} {s['mean_paper_total']:>10.3f} "
                      f"{s['worst_paper_total']:>8.3f} {s['paper_total_quantiles']['p10']:>8.3f} "
                      f"{'' if cov is None else f'{100 * cov:.1f}':>9} {'' if max_p is None else f'{max_p:.2f}':>6} "
                      f"{100 * s['slots_filled'] / s['slots_wanted']:>6.1f}% {s['solve_seconds']:>7.2f}")

@@ -83,7 +83,7 @@ def _run(problem: AssignmentProblem, method: str, **options) -> dict:
     return summary
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--papers", type=int, default=10_000)
     parser.add_argument("--reviewers", type=int, default=5_000)
@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--small-papers", type=int, default=500)
     parser.add_argument("--max-prob", type=float, default=0.5)
     parser.add_argument("--time-limit", type=float, default=60.0, help="for milp and maxmin")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     started = time.perf_counter()
     problem = random_problem(args.papers, args.reviewers, args.candidates, args.k, args.max_load,

@@ -64,7 +64,26 @@ printf '\n![Soft and hard precision per ranker](reviewers.png)\n' >> "$md"
 head -1 "$OUT/reviewers.queries.jsonl" > "$REPORT/one-submission.jsonl"
 record reviewers recommend --queries "$REPORT/one-submission.jsonl" --k 3
 
-section "8. Scoring jobs and the latest runs"
+section "8. Reviewer assignment: loads, conflicts, a senior reviewer per paper, against greedy"
+# The submissions: the latest year's papers of the busiest venue of that year.
+read -r YEAR VENUE < <(python3 - "$OUT/corpus.aminer.jsonl" <<'PY'
+import collections, json, sys
+rows = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
+year = max(r.get("year") or 0 for r in rows)
+venues = collections.Counter((r.get("venue") or {}).get("raw") for r in rows if r.get("year") == year)
+print(year, venues.most_common(1)[0][0])
+PY
+)
+assign=(reviewers assign --venue "$VENUE" --year "$YEAR" --per-paper 3 --max-load 3 --senior 'papers>=10'
+        --format csv --out "$REPORT/assignment.csv" --write)
+echo "\$ scholargraph ${assign[*]@Q}"
+{ echo '```'; echo "\$ scholargraph ${assign[*]@Q}"; } >> "$md"
+$cli -q "${assign[@]}" 2>&1 | tee -a "$md"   # the rows go to the CSV; the summary and the write note to stderr
+echo '```' >> "$md"
+FIRST=$(sed -n 2p "$REPORT/assignment.csv" | cut -d, -f1)
+record query assignment_of_paper -p "paperId=$FIRST"
+
+section "9. Scoring jobs and the latest runs"
 record jobs run
 record query latest_runs -p limit=5
 

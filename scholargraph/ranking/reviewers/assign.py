@@ -312,11 +312,13 @@ def _select_submissions(index: EvidenceIndex, request: AssignmentRequest, resolv
     if request.venue is not None:
         if request.year is None:
             raise UsageError("--venue goes with --year (the submissions are a venue's papers of one year)")
-        names = snap.venue_names or [None] * len(snap.venue_ids)
-        key = request.venue.strip().lower()
-        venues = {v for v, (vid, name) in enumerate(zip(snap.venue_ids, names))
-                  if vid == request.venue or vid.split(":", 1)[-1] == request.venue
-                  or (name or "").strip().lower() == key}
+        # A venue id in any form the graph knows (venue:sigir, the source's own id), else its exact name.
+        found = resolve("venue", [request.venue], None).ids.values()
+        venues = {snap.venue_index[v] for v in found if v in snap.venue_index}
+        if not venues:
+            key = request.venue.strip().lower()
+            names = snap.venue_names or [None] * len(snap.venue_ids)
+            venues = {v for v, name in enumerate(names) if (name or "").strip().lower() == key}
         if not venues:
             raise UsageError(f"--venue {request.venue!r}: no venue with this id or name in the graph")
         rows = np.flatnonzero(np.isin(snap.paper_venue, list(venues)) & (snap.paper_year == request.year)
