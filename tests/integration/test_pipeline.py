@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -89,6 +90,11 @@ def demo(neo4j_settings, world, tmp_path_factory) -> Demo:
     cli(env, "citations", "train", "--epochs", "1", "--max-triplets", "5000")
     cli(env, "reviewers", "train")
     cli(env, "jobs", "run")
+    # The demo's assignment step: the busiest venue's papers of the last year, stored.
+    rows = [json.loads(line) for line in (world / "corpus.aminer.jsonl").read_text(encoding="utf-8").splitlines()]
+    venues = Counter((r.get("venue") or {}).get("raw") for r in rows if r.get("year") == end_year)
+    cli(env, "reviewers", "assign", "--venue", venues.most_common(1)[0][0], "--year", str(end_year),
+        "--per-paper", "2", "--max-load", "3", "--write")
     yield Demo(neo4j_settings, env, home, world, end_year)
     with Neo4jStore(neo4j_settings.uri, neo4j_settings.neo4j_user, neo4j_settings.neo4j_password,
                     neo4j_settings.neo4j_database) as store:
@@ -113,7 +119,11 @@ def library_params(settings) -> dict[str, list[str]]:
                "RETURN t1.id AS a, t2.id AS b, count(DISTINCT a) AS n ORDER BY n DESC LIMIT 1")
     venue_topic = one("MATCH (:Venue)<-[:PUBLISHED_IN]-(:Paper)-[:HAS_TOPIC]->(t:Topic) "
                       "RETURN t.id AS id, count(*) AS n ORDER BY n DESC LIMIT 1")["id"]
+    assigned = one("MATCH (r:ScoringRun {job: 'assignment'}) WHERE r.current "
+                   "MATCH (a)-[:ASSIGNED_TO {runId: r.id}]->(p) RETURN a.id AS author, p.id AS paper LIMIT 1")
     return {
+        "assignment_of_paper": [f"paperId={assigned['paper']}"],
+        "load_of_reviewer": [f"authorId={assigned['author']}"],
         "author_profile": [f"authorId={star['author']}"],
         "central_venues": [f"topic={venue_topic}", "limit=5"],
         "cross_domain_experts": [f"topicA={pair['a']}", f"topicB={pair['b']}", "limit=5"],
