@@ -50,6 +50,7 @@ class RecoRankConfig:
     semantic_values: bool = True  # the main path values semantics only (see RecoRankNet.value_mix)
     loss_k: int = 5
     loss_temperature: float = 0.1
+    loss_all_pairs: float = 0.25  # weight of the all-pairs term added to the top-k loss (0: top-k only)
     steps: int = 300
     batch_size: int = 64  # queries per step (0: all)
     lr: float = 0.03
@@ -673,8 +674,11 @@ class RecoRank:
             else:
                 mb = batch
             out = net(mb)
-            loss = pairwise_loss(out["score"], mb["grades"], mb["reviewer"] & ~mb["no_history"],
-                                 mb["weights"], k, cfg.loss_temperature)
+            judged = mb["reviewer"] & ~mb["no_history"]
+            loss = pairwise_loss(out["score"], mb["grades"], judged, mb["weights"], k, cfg.loss_temperature)
+            if k is not None and cfg.loss_all_pairs > 0:
+                loss = loss + cfg.loss_all_pairs * pairwise_loss(out["score"], mb["grades"], judged, mb["weights"],
+                                                                 None, cfg.loss_temperature)
             loss.backward()
             opt.step()
             self.history_.append(float(loss.detach()))

@@ -106,6 +106,21 @@ def test_training_learns_to_rank_and_reduces_loss():
     assert s[0] > s[2] and s[1] > s[2]
 
 
+def test_loss_mixture_adds_the_weighted_all_pairs_term():
+    rng = np.random.default_rng(1)
+    reviewers = lambda: [[dict(sem=rng.uniform(0.2, 0.9), top=0.5, vec=0.2)] * 2 for _ in range(4)]  # noqa: E731
+    training = [TrainingQuery(make_evidence(reviewers()), np.array([3.0, 1.0, 0.0, 2.0], np.float32))
+                for _ in range(12)]
+
+    def first_loss(**params):  # the loss of the first step, before any update: same seed, same parameters
+        return RecoRank(steps=1, batch_size=0, loss_k=2, **params).train_on(training).history_[0]
+
+    top_k = first_loss(loss_all_pairs=0.0)
+    all_pairs = first_loss(topk_loss=False)
+    assert top_k > 0 and all_pairs > 0 and abs(all_pairs - top_k) > 1e-3
+    assert first_loss(loss_all_pairs=0.5) == pytest.approx(top_k + 0.5 * all_pairs, rel=1e-5)
+
+
 def test_not_fitted_and_save_load_round_trip(tmp_path, world):
     with pytest.raises(NotFitted):
         RecoRank().score_evidence(make_evidence([SEMANTIC]))
