@@ -198,11 +198,13 @@ def _citations_step(ctx: JobContext) -> str:
     or a new model) takes the papers of the latest year (all with --full), bounded."""
     from scholargraph.errors import NotFitted
     from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
-    from scholargraph.ranking.citations.cli import load_meta, recommend_citations
     from scholargraph.ranking.citations.recommender import Query
+    from scholargraph.ranking.citations.service import recommend_citations, served_version
 
     try:
-        inc = increment(ctx, "citations", load_meta(ctx.models_dir)["version"])
+        # Without a trained model the text-only ranker serves (a library without citations), keyed by its
+        # own version so that a model trained later rescores every paper.
+        inc = increment(ctx, "citations", served_version(ctx.models_dir))
         if inc.nothing_changed:
             return inc.skipped()
         snapshot = GraphSnapshot.from_store(ctx.store, with_text=True, quiet=ctx.quiet)

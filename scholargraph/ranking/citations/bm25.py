@@ -10,7 +10,7 @@ import numpy as np
 from scholargraph.errors import NotFitted
 from scholargraph.graph.records import normalize_doi
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
-from scholargraph.ranking.citations.text import tokenize
+from scholargraph.ranking.citations.text import Vocabulary, tokenize
 
 
 class BM25:
@@ -36,6 +36,8 @@ class BM25:
         # bm25s needs at least one token per document; empty ones get a placeholder and are masked out.
         self.retriever_.index([d if d else ["\x00"] for d in docs], show_progress=not quiet)
         self._vocab = self.retriever_.vocab_dict
+        # Every indexed word with its IDF, for the terms a recommendation shares with the draft.
+        self.vocabulary_ = Vocabulary.from_tokens(docs, max_size=len(self._vocab), min_df=1)
         return self
 
     def _check_fitted(self) -> None:
@@ -55,19 +57,35 @@ class BM25:
         """Top-k (paper index, score), never the query itself nor a paper after `year`; papers with no
         shared word are not returned."""
         s = self.scores(title, abstract)
-        allowed = self.has_text_ & (s > 0)
-        if year is not None and year != NO_YEAR:
-            allowed &= self.years_ <= year
-        index = self.snapshot_.paper_index
-        for raw in exclude_ids:
-            for key in (raw, raw.lower(), normalize_doi(raw)):
-                if key is not None and key in index:
-                    allowed[index[key]] = False
-        cand = np.flatnonzero(allowed)
-        if len(cand) > k:
-            cand = cand[np.argpartition(-s[cand], k - 1)[:k]]
-        order = cand[np.lexsort((cand, -s[cand]))]
-        return [(int(i), float(s[i])) for i in order]
+        return top_k(s, self.allowed(year, exclude_ids) & self.has_text_ & (s > 0), k)
+
+    def allowed(self, year: int | None = None, exclude_ids: Iterable[str] = ()) -> np.ndarray:
+        """Papers a draft of `year` may cite: none after that year, never the draft itself (by any spelling
+        of its id or DOI)."""
+        self._check_fitted()
+        return allowed_papers(self.snapshot_, self.years_, year, exclude_ids)
 
 
-__all__ = ["BM25"]
+def allowed_papers(snapshot: GraphSnapshot, years: np.ndarray, year: int | None,
+                   exclude_ids: Iterable[str]) -> np.ndarray:
+    allowed = np.ones(len(years), dtype=bool)
+    if year is not None and year != NO_YEAR:
+        allowed &= years <= year
+    index = snapshot.paper_index
+    for raw in exclude_ids:
+        for key in (raw, raw.lower(), normalize_doi(raw)):
+            if key is not None and key in index:
+                allowed[index[key]] = False
+    return allowed
+
+
+def top_k(scores: np.ndarray, allowed: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k best allowed (index, score), best first; ties by index."""
+    cand = np.flatnonzero(allowed)
+    if len(cand) > k:
+        cand = cand[np.argpartition(-scores[cand], k - 1)[:k]]
+    order = cand[np.lexsort((cand, -scores[cand]))]
+    return [(int(i), float(scores[i])) for i in order]
+
+
+__all__ = ["BM25", "allowed_papers", "top_k"]

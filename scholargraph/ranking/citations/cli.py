@@ -9,12 +9,11 @@ from pathlib import Path
 
 import click
 
-from scholargraph.errors import NotFitted, UsageError
+from scholargraph.errors import UsageError
 from scholargraph.graph.cli import emit_lines, resolve_ids
 from scholargraph.graph.connect import open_store
 from scholargraph.graph.features import make_current
 from scholargraph.graph.ids import IdResolver, output_id
-from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ranking.citations.bm25 import BM25
 from scholargraph.ranking.citations.encoder import SELECTOR_DIR, CiteomaticEncoder
@@ -26,29 +25,16 @@ from scholargraph.ranking.citations.recommender import (
     read_queries,
     time_split_queries,
 )
+from scholargraph.ranking.citations.service import (
+    MODEL_SUBDIR,
+    has_model,
+    load_recommender,
+    recommend_citations,
+    save_meta,
+    text_only_recommender,
+)
+from scholargraph.ranking.citations.textonly import too_few_citations
 from scholargraph.ranking.metrics import format_run_lines, read_qrels
-
-MODEL_SUBDIR = "citations"
-
-
-def _current(models_dir: Path) -> Path:
-    return models_dir / MODEL_SUBDIR / "current.json"
-
-
-def load_meta(models_dir: Path) -> dict:
-    """Where the current citation model lives, and its version."""
-    current = _current(models_dir)
-    if not current.exists():
-        raise NotFitted("no citation model: run `scholargraph citations train` first")
-    return json.loads(current.read_text())
-
-
-def load_recommender(models_dir: Path, snapshot: GraphSnapshot) -> tuple[CitationRecommender, dict]:
-    """The trained selector and ranker, indexing the papers of `snapshot` (the graph as it is now)."""
-    meta = load_meta(models_dir)
-    selector = NNSelect.load(meta["selector"], snapshot=snapshot)
-    ranker = NNRank.load(meta["ranker"]) if meta.get("ranker") else None
-    return CitationRecommender(selector, ranker), meta
 
 
 @click.group("citations")
@@ -68,8 +54,12 @@ def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets
     t0 = time.perf_counter()
     with open_store(obj.settings, quiet=obj.quiet) as store:
         snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
-    if snapshot.citations.nnz == 0:
-        raise UsageError("the graph has no citations to learn from")
+    short = too_few_citations(snapshot.as_of(as_of) if as_of is not None else snapshot)
+    if short:
+        # Not an error: a library without citations is served by the text-only ranker.
+        click.echo(f"{short}: nothing trained. `scholargraph citations recommend` answers with the text-only "
+                   "ranker (BM25, fused with the pretrained encoder's vectors when `features` stored them)")
+        return
     rec = CitationRecommender.fit(snapshot, as_of=as_of, selector=NNSelect(epochs=epochs, max_triplets=max_triplets),
                                   ranker=None if no_ranker else NNRank(), quiet=obj.quiet)
     version = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
@@ -79,7 +69,7 @@ def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets
     meta = {"version": version, "as_of": as_of, "selector": str(encoder_dir / SELECTOR_DIR)}
     if rec.ranker is not None:
         meta["ranker"] = str(rec.ranker.save(base / "nnrank"))
-    _current(obj.settings.models_dir).write_text(json.dumps(meta, indent=2))
+    save_meta(obj.settings.models_dir, meta)
     click.echo(f"trained NNSelect{'' if no_ranker else ' + NNRank'} on {snapshot.n_papers:,} papers"
                f"{'' if as_of is None else f' as of {as_of}'} in {time.perf_counter() - t0:.1f}s -> {base}")
     if as_of is not None:
@@ -103,40 +93,6 @@ def _queries_from_options(queries: str | None, title: str | None, abstract: str 
     return [Query("draft", title, abstract)]
 
 
-def recommend_citations(store, models_dir: Path, queries: list[Query], k: int, quiet: bool = True,
-                        write: bool = False, snapshot: GraphSnapshot | None = None, replace_all: bool = False,
-                        run_props: dict | None = None) -> tuple[list[tuple[Query, list]], GraphSnapshot, str]:
-    """Recommendations per query; with `write`, a scoring run that stores them for the in-graph papers and
-    keeps the current recommendations of every other paper (`replace_all`: only this run's papers remain)."""
-    if snapshot is None:
-        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
-    rec, meta = load_recommender(models_dir, snapshot)
-    # A query that is an in-graph paper, under any spelling of its id (a DOI, another source id of it), is
-    # that paper: excluded from its own results and, with `write`, scored. No bare-id matching: a draft's
-    # id is often a label ("draft") that a bare-id match could mistake for some paper's.
-    node = in_graph_ids(snapshot, store, [q.id for q in queries])
-    results = [(q, rec.recommend(q.title, q.abstract, q.year, exclude_ids=tuple({q.id, node.get(q.id, q.id)}), k=k))
-               for q in queries]
-    note = ""
-    if write:
-        in_graph = [(q, recs) for q, recs in results if q.id in node]
-        rows = [{"source": node[q.id], "target": snapshot.paper_ids[r.paper_index],
-                 "props": {"score": r.score, "rank": rank}}
-                for q, recs in in_graph for rank, r in enumerate(recs, start=1)]
-        note = publish_paper_scores(store, "citations", rows, [node[q.id] for q, _ in in_graph], meta["version"],
-                                    queries=len(in_graph), replace_all=replace_all, run_props=run_props)
-        if len(results) > len(in_graph):
-            note += f"; {len(results) - len(in_graph)} queries are not in the graph"
-    return results, snapshot, note
-
-
-def in_graph_ids(snapshot: GraphSnapshot, store, ids: list[str]) -> dict[str, str]:
-    """Query id -> the in-graph paper it names directly (no bare-id matching), for the ids that name one."""
-    resolver = IdResolver.for_snapshot(snapshot, lookup=store.lookup_ids if store is not None else None)
-    res = resolver.resolve("paper", ids, bare=False)
-    return {g: res.ids[g.strip()] for g in ids if g.strip() in res.ids}
-
-
 @citations_group.command("recommend")
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None,
               help="JSONL of drafts {id, title, abstract, year}.")
@@ -153,21 +109,25 @@ def recommend_cmd(obj, queries, title, abstract, text_file, k: int, fmt: str, ou
     """What the draft(s) should cite, best first, with the key terms each shares with the draft."""
     qs = _queries_from_options(queries, title, abstract, text_file)
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        results, snapshot, note = recommend_citations(store, obj.settings.models_dir, qs, k, obj.quiet, write)
+        results, served, note = recommend_citations(store, obj.settings.models_dir, qs, k, obj.quiet, write)
+    snapshot, ranker = served.snapshot, served.ranker
+    if ranker != "citeomatic":
+        click.echo(f"no citation model: the text-only ranker {ranker} answers (`citations train` learns one "
+                   "where the graph has citations)", err=True)
     lines: list[str] = []
     for q, recs in results:
         if fmt == "trec":
             lines += format_run_lines(output_id(q.id), [(output_id(snapshot.paper_ids[r.paper_index]), r.score)
-                                                        for r in recs], "citeomatic")
+                                                        for r in recs], ranker)
         elif fmt == "jsonl":
-            lines += [json.dumps({"query": output_id(q.id), "rank": rank,
+            lines += [json.dumps({"query": output_id(q.id), "rank": rank, "ranker": ranker,
                                   "paper_id": output_id(snapshot.paper_ids[r.paper_index]),
                                   "title": (snapshot.titles or [None] * snapshot.n_papers)[r.paper_index],
                                   "year": int(snapshot.paper_year[r.paper_index]), "score": round(r.score, 6),
                                   "shared_terms": list(r.explanation)}, ensure_ascii=False)
                       for rank, r in enumerate(recs, start=1)]
         else:
-            lines.append(f"citations for {q.id}: {q.title or ''}"[:120])
+            lines.append(f"citations for {q.id} ({ranker}): {q.title or ''}"[:120])
             for rank, r in enumerate(recs, start=1):
                 t = ((snapshot.titles or [None] * snapshot.n_papers)[r.paper_index] or "")[:60]
                 lines.append(f"{rank:>3}. {t:<60} {int(snapshot.paper_year[r.paper_index]):>5} {r.score:7.3f}  "
@@ -219,12 +179,23 @@ def format_results(results: dict) -> str:
 @click.pass_obj
 def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | None, max_queries: int,
                  plot: str | None) -> None:
-    """F1@20, MRR, Recall@20/100 for BM25, NNSelect and NNSelect + NNRank side by side."""
+    """F1@20, MRR, Recall@20/100 for BM25, NNSelect and NNSelect + NNRank side by side (without a trained
+    model: BM25, the pretrained encoder and their fusion, the text-only rankers that `recommend` serves)."""
     if (time_split is None) == (queries is None or qrels is None):
         raise UsageError("give either --queries FILE --qrels FILE, or --time-split YEAR")
+    text_only = time_split is None and not has_model(obj.settings.models_dir)
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
-    if time_split is not None:
+        if text_only:
+            rec = text_only_recommender(store, obj.settings.models_dir, obj.quiet)
+            snapshot = rec.snapshot_
+        else:
+            snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
+    if text_only:
+        click.echo(f"no citation model: the text-only rankers ({rec.name}) are evaluated", err=True)
+        qs, judged = resolve_judgments(snapshot, store_lookup=None, queries=read_queries(queries),
+                                       qrels=read_qrels(qrels))
+        results = rec.evaluate(qs, judged, quiet=obj.quiet)
+    elif time_split is not None:
         split = time_split_queries(snapshot, time_split, max_queries=max_queries)
         if not split.queries:
             raise UsageError(f"no paper after {time_split} cites a paper up to {time_split}")

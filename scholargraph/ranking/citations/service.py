@@ -1,0 +1,143 @@
+"""Citation recommendation as a use case below the CLI: the trained Citeomatic model when there is one, the
+text-only ranker when there is none (a library without enough citations to train on), and writing the
+recommendations back as a scoring run. No click here: the CLI parses and prints, the jobs call these."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from scholargraph.errors import NotFitted
+from scholargraph.graph.encoders import EncoderUnavailable, MiniLMEncoder
+from scholargraph.graph.features import load_current_models
+from scholargraph.graph.ids import IdResolver
+from scholargraph.graph.scoring import publish_paper_scores
+from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.vectors import stored_text_vectors
+from scholargraph.ranking.citations.nnrank import NNRank
+from scholargraph.ranking.citations.nnselect import NNSelect
+from scholargraph.ranking.citations.recommender import CitationRecommender, Query
+from scholargraph.ranking.citations.textonly import TextOnlyRecommender
+
+MODEL_SUBDIR = "citations"
+CITEOMATIC = "citeomatic"  # the served ranker's name when the trained model answers
+
+
+def _current(models_dir: Path) -> Path:
+    return models_dir / MODEL_SUBDIR / "current.json"
+
+
+def load_meta(models_dir: Path) -> dict:
+    """Where the current citation model lives, and its version."""
+    current = _current(models_dir)
+    if not current.exists():
+        raise NotFitted("no citation model: run `scholargraph citations train` first")
+    return json.loads(current.read_text())
+
+
+def save_meta(models_dir: Path, meta: dict) -> None:
+    _current(models_dir).write_text(json.dumps(meta, indent=2))
+
+
+def has_model(models_dir: Path) -> bool:
+    return _current(models_dir).exists()
+
+
+def load_recommender(models_dir: Path, snapshot: GraphSnapshot) -> tuple[CitationRecommender, dict]:
+    """The trained selector and ranker, indexing the papers of `snapshot` (the graph as it is now)."""
+    meta = load_meta(models_dir)
+    selector = NNSelect.load(meta["selector"], snapshot=snapshot)
+    ranker = NNRank.load(meta["ranker"]) if meta.get("ranker") else None
+    return CitationRecommender(selector, ranker), meta
+
+
+def pretrained_encoder(models_dir: Path):
+    """The graph's current text encoder when it is a pretrained one (its vectors mean the same for any
+    corpus, so they are worth fusing with BM25); None otherwise."""
+    try:
+        encoder = load_current_models(models_dir)[1]
+    except (NotFitted, EncoderUnavailable):  # saved by another install, or its package is missing
+        return None
+    return encoder if isinstance(encoder, MiniLMEncoder) else None
+
+
+def text_only_recommender(store, models_dir: Path, quiet: bool = True) -> TextOnlyRecommender:
+    """BM25 over the graph's texts, fused with the pretrained encoder's vectors when `features` stored them
+    (the few papers ingested since are encoded here; a graph whose vectors are of another encoder is served
+    by BM25 alone rather than encoding the whole collection on a query)."""
+    encoder = pretrained_encoder(models_dir)
+    snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, with_vectors=encoder is not None,
+                                        semantic_encoder=None if encoder is None else encoder.key)
+    vectors = None
+    if encoder is not None and snapshot.semantic_vectors is not None and snapshot.semantic_encoder == encoder.key:
+        vectors = stored_text_vectors(snapshot, encoder)[0]
+    return TextOnlyRecommender().fit(snapshot, vectors, encoder if vectors is not None else None, quiet=quiet)
+
+
+@dataclass
+class Served:
+    """Who answers: the trained model or the text-only ranker, the snapshot results index into, the name
+    printed with the results and the version a scoring run records."""
+
+    recommender: CitationRecommender | TextOnlyRecommender
+    snapshot: GraphSnapshot
+    ranker: str
+    version: str
+
+
+def served_recommender(store, models_dir: Path, quiet: bool = True,
+                       snapshot: GraphSnapshot | None = None) -> Served:
+    """The trained Citeomatic model when there is one, else the text-only ranker (never an error: a
+    library without citations is still served)."""
+    if has_model(models_dir):
+        if snapshot is None:
+            snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
+        rec, meta = load_recommender(models_dir, snapshot)
+        return Served(rec, snapshot, CITEOMATIC, meta["version"])
+    rec = text_only_recommender(store, models_dir, quiet)
+    return Served(rec, rec.snapshot_, rec.name, f"text-only:{rec.name}")
+
+
+def served_version(models_dir: Path) -> str:
+    """The version a citations scoring run is keyed by, without building anything: the trained model's, or
+    the text-only ranker's (which changes when the graph's pretrained encoder does)."""
+    if has_model(models_dir):
+        return load_meta(models_dir)["version"]
+    encoder = pretrained_encoder(models_dir)
+    return "text-only:bm25" if encoder is None else f"text-only:bm25+{encoder.key}"
+
+
+def recommend_citations(store, models_dir: Path, queries: list[Query], k: int, quiet: bool = True,
+                        write: bool = False, snapshot: GraphSnapshot | None = None, replace_all: bool = False,
+                        run_props: dict | None = None) -> tuple[list[tuple[Query, list]], Served, str]:
+    """Recommendations per query, from the served ranker; with `write`, a scoring run that stores them for
+    the in-graph papers and keeps the current recommendations of every other paper (`replace_all`: only
+    this run's papers remain)."""
+    served = served_recommender(store, models_dir, quiet, snapshot)
+    snap = served.snapshot
+    # A query that is an in-graph paper, under any spelling of its id (a DOI, another source id of it), is
+    # that paper: excluded from its own results and, with `write`, scored. No bare-id matching: a draft's
+    # id is often a label ("draft") that a bare-id match could mistake for some paper's.
+    node = in_graph_ids(snap, store, [q.id for q in queries])
+    results = [(q, served.recommender.recommend(q.title, q.abstract, q.year,
+                                                exclude_ids=tuple({q.id, node.get(q.id, q.id)}), k=k))
+               for q in queries]
+    note = ""
+    if write:
+        in_graph = [(q, recs) for q, recs in results if q.id in node]
+        rows = [{"source": node[q.id], "target": snap.paper_ids[r.paper_index],
+                 "props": {"score": r.score, "rank": rank}}
+                for q, recs in in_graph for rank, r in enumerate(recs, start=1)]
+        note = publish_paper_scores(store, "citations", rows, [node[q.id] for q, _ in in_graph], served.version,
+                                    queries=len(in_graph), replace_all=replace_all, run_props=run_props)
+        if len(results) > len(in_graph):
+            note += f"; {len(results) - len(in_graph)} queries are not in the graph"
+    return results, served, note
+
+
+def in_graph_ids(snapshot: GraphSnapshot, store, ids: list[str]) -> dict[str, str]:
+    """Query id -> the in-graph paper it names directly (no bare-id matching), for the ids that name one."""
+    resolver = IdResolver.for_snapshot(snapshot, lookup=store.lookup_ids if store is not None else None)
+    res = resolver.resolve("paper", ids, bare=False)
+    return {g: res.ids[g.strip()] for g in ids if g.strip() in res.ids}
