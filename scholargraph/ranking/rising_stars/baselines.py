@@ -38,6 +38,14 @@ class RecentIncrement(_FeatureScore):
     feature = "citation_increment_avg_2y"
 
 
+class RecentExternalIncrement(_FeatureScore):
+    """Base-2 without self-citations: the average yearly increment of citations from papers that share no
+    author with the cited one, over the two years up to T (needs `build_dataset(external_features=True)`)."""
+
+    name = "Base-2-ext"
+    feature = "external_citation_increment_avg_2y"
+
+
 def top_share(y: np.ndarray, k_percent: float) -> np.ndarray:
     """1 for the true top k% of y (ceil, ties broken by order as in Pre@k%), else 0."""
     n = len(y)

@@ -13,9 +13,10 @@ from scholargraph.ranking.rising_stars.baselines import (
     CurrentCitations,
     LambdaRankGBM,
     NaiveBayesTopK,
+    RecentExternalIncrement,
     RecentIncrement,
 )
-from scholargraph.ranking.rising_stars.features import FEATURE_GROUPS, RisingStarData, feature_indices
+from scholargraph.ranking.rising_stars.features import EXTENDED_FEATURE_GROUPS, RisingStarData, feature_indices
 from scholargraph.ranking.rising_stars.iirl import ALL, IIRL
 
 DEFAULT_KS = (5, 10, 20)
@@ -186,7 +187,7 @@ def _local(topic_rows: Mapping[str, np.ndarray], train: np.ndarray) -> dict[str,
 
 def _ablations(names: Sequence[str]) -> list[tuple[str, np.ndarray]]:
     out = [("all features", np.arange(len(names)))]
-    for group, members in FEATURE_GROUPS.items():
+    for group, members in EXTENDED_FEATURE_GROUPS.items():
         keep = [f for f in members if f in names]
         if not keep:
             continue
@@ -204,6 +205,150 @@ def _transfer_summary(runs: list[dict[str, dict[str, float]]], k: float) -> dict
     off = [v for a in topics_ for b, v in matrix[a].items() if b != a]
     return {"k": k, "matrix": matrix, "in_topic_mean": float(np.mean(diag)) if diag else 0.0,
             "cross_topic_mean": float(np.mean(off)) if off else 0.0}
+
+
+def forward_baselines(feature_names: Sequence[str], seed: int = 0, lightgbm: bool = True) -> list[Method]:
+    """`default_baselines`, plus Base-2 without self-citations when the data has that column."""
+    methods = default_baselines(seed, lightgbm)
+    if RecentExternalIncrement.feature in feature_names:
+        methods.insert(2, Method("Base-2-ext", lambda k: RecentExternalIncrement()))
+    return methods
+
+
+def _fit_score(m: Method, k: float, X_fit, y_fit, X_score, names) -> np.ndarray:
+    return m.make(k).fit(X_fit, y_fit, names).score(X_score)
+
+
+def evaluate_forward(train: RisingStarData, test: RisingStarData, *, ks: Sequence[float] = DEFAULT_KS,
+                     seeds: Sequence[int] = (0,), top_m: int = 3, iirl_params: Mapping | None = None,
+                     methods: Sequence[Method] | None = None, lightgbm: bool = True, ablation: bool = True,
+                     bootstrap: int = 1000, references: Mapping[str, np.ndarray] | None = None) -> dict:
+    """The forward (dev) protocol: every method is trained on `train` (features as of T0, labels in
+    (T0, T0 + D]) and ranks the young researchers of `test` (features as of T1 ≥ T0 + D, labels in
+    (T1, T1 + D]), per topic and overall. Unlike `evaluate` no author is held out at random: the test
+    population is a later cohort, so this asks whether what was learnt then still holds.
+
+    Both data sets must come from the same paper topics (one LDA) so that topic keys mean the same.
+    "overall" ranks all test authors at once (IIRL: the `all` ω); per topic, each method is trained on
+    the topic's training authors. `seeds` re-run the stochastic methods (IIRL, LightGBM): ± is the
+    standard deviation over seeds. `bootstrap` resamples the test authors to give a 95% interval of
+    IIRL − Base-2 overall (seed `seeds[0]`), the uncertainty that comes from the cohort's size.
+    `references`: named scores of the test authors (ceilings such as a hindsight ranking), reported
+    beside the methods but never trained."""
+    if train.labels is None or test.labels is None:
+        raise ValueError("the forward protocol needs labels on both the training and the test data")
+    if tuple(train.feature_names) != tuple(test.feature_names):
+        raise ValueError("training and test data must have the same features")
+    names = list(train.feature_names)
+    Xtr, ytr = train.X, np.asarray(train.labels, dtype=np.float64)
+    Xte, yte = test.X, np.asarray(test.labels, dtype=np.float64)
+    own_methods = methods is None
+    methods = list(methods) if methods is not None else forward_baselines(names, seeds[0], lightgbm)
+    tr_groups, te_groups = train.topic_groups(top_m), test.topic_groups(top_m)
+    if set(tr_groups) != set(te_groups):
+        raise ValueError("training and test data must share their topics (fit one topic model for both)")
+    tasks = {t: rows for t, rows in te_groups.items() if len(rows)}
+    all_ks = list(ks)
+    runs: dict[str, dict[str, list]] = {}
+
+    def record(name: str, key: str, scores: np.ndarray, truth: np.ndarray) -> None:
+        runs.setdefault(name, {}).setdefault(key, []).append(_pre(scores, truth, all_ks))
+
+    iirl_scores_first = None
+    for seed in seeds:
+        params = {**(iirl_params or {}), "seed": seed}
+        model = IIRL(**params).fit(Xtr, ytr, tr_groups, feature_names=names)
+        overall = model.score(Xte, ALL)
+        iirl_scores_first = overall if iirl_scores_first is None else iirl_scores_first
+        for name in ("IIRL", "IIRL-all"):
+            record(name, "overall", overall, yte)
+        for t, rows in tasks.items():
+            record("IIRL", t, model.score(Xte[rows], t if t in model.topics_ else ALL), yte[rows])
+            record("IIRL-all", t, model.score(Xte[rows], ALL), yte[rows])
+        # Deterministic baselines run once; LightGBM (seeded bagging, validation share) once per seed.
+        if seed == seeds[0]:
+            seeded = methods
+        elif own_methods:
+            seeded = [m for m in forward_baselines(names, seed, lightgbm) if m.name == "LightGBM"]
+        else:
+            seeded = []
+        for m in seeded:
+            for key, fit_rows, test_rows in [("overall", slice(None), slice(None))] + [
+                    (t, tr_groups[t], rows) for t, rows in tasks.items()]:
+                if m.per_k:
+                    res = {k: precision_at_k_percent(_fit_score(m, k, Xtr[fit_rows], ytr[fit_rows], Xte[test_rows],
+                                                                names), yte[test_rows], k) for k in all_ks}
+                    runs.setdefault(m.name, {}).setdefault(key, []).append(res)
+                else:
+                    record(m.name, key, _fit_score(m, 0, Xtr[fit_rows], ytr[fit_rows], Xte[test_rows], names),
+                           yte[test_rows])
+    for name, scores in (references or {}).items():
+        record(name, "overall", np.asarray(scores, dtype=np.float64), yte)
+        for t, rows in tasks.items():
+            record(name, t, np.asarray(scores, dtype=np.float64)[rows], yte[rows])
+
+    main = {}
+    for name, by_key in runs.items():
+        n_runs = len(by_key["overall"])
+        topic_mean_per_run = [_mean_dicts([by_key[t][r] for t in tasks]) for r in range(n_runs)]
+        main[name] = {"overall": _mean_dicts(by_key["overall"]),
+                      "overall_std": {k: float(np.std([d[k] for d in by_key["overall"]])) for k in all_ks},
+                      "topics": _mean_dicts(topic_mean_per_run),
+                      "topics_std": {k: float(np.std([d[k] for d in topic_mean_per_run])) for k in all_ks},
+                      "per_topic": {t: _mean_dicts(by_key[t]) for t in tasks}, "runs": n_runs}
+    results = {
+        "setup": {"train_as_of": train.as_of, "test_as_of": test.as_of, "horizon": test.horizon,
+                  "window": test.window, "train_authors": len(ytr), "test_authors": len(yte),
+                  "train_nonzero": int((ytr > 0).sum()), "test_nonzero": int((yte > 0).sum()),
+                  "labels_without_self_citations": [train.labels_without_self_citations,
+                                                    test.labels_without_self_citations],
+                  "features": names, "seeds": list(seeds), "top_m": top_m, "tasks": list(tasks),
+                  "task_sizes": {t: [len(tr_groups[t]), len(rows)] for t, rows in tasks.items()},
+                  "references": list(references or {})},
+        "ks": all_ks, "main": main,
+    }
+    base2 = "Base-2" if any(m.name == "Base-2" for m in methods) else None
+    if bootstrap and base2:
+        b2 = _fit_score(next(m for m in methods if m.name == base2), 0, Xtr, ytr, Xte, names)
+        results["bootstrap"] = {"vs": base2, "samples": bootstrap,
+                                **bootstrap_difference(iirl_scores_first, b2, yte, all_ks, bootstrap, seeds[0])}
+    if ablation:
+        params = {**(iirl_params or {}), "seed": seeds[0]}
+        abl = {}
+        for label, cols in _ablations(names):
+            sub = [names[c] for c in cols]
+            model = IIRL(**params).fit(Xtr[:, cols], ytr, tr_groups, feature_names=sub)
+            per_topic = [_pre(model.score(Xte[rows][:, cols], t if t in model.topics_ else ALL), yte[rows], all_ks)
+                         for t, rows in tasks.items()]
+            abl[label] = {"overall": _pre(model.score(Xte[:, cols], ALL), yte, all_ks),
+                          "topics": _mean_dicts(per_topic)}
+        results["ablation"] = abl
+    return results
+
+
+def bootstrap_difference(a: np.ndarray, b: np.ndarray, truth: np.ndarray, ks: Sequence[float], samples: int,
+                         seed: int = 0) -> dict:
+    """Pre@k%(a) − Pre@k%(b) on resamples (with replacement) of the ranked population: mean, 95% interval,
+    and the share of resamples where a is ahead."""
+    rng = np.random.default_rng(seed)
+    n = len(truth)
+    diffs = {k: [] for k in ks}
+    for _ in range(samples):
+        ix = rng.integers(0, n, n)
+        for k in ks:
+            diffs[k].append(precision_at_k_percent(a[ix], truth[ix], k) - precision_at_k_percent(b[ix], truth[ix], k))
+    return {"mean": {k: float(np.mean(v)) for k, v in diffs.items()},
+            "low": {k: float(np.percentile(v, 2.5)) for k, v in diffs.items()},
+            "high": {k: float(np.percentile(v, 97.5)) for k, v in diffs.items()},
+            "ahead": {k: float(np.mean(np.asarray(v) > 0)) for k, v in diffs.items()}}
+
+
+def label_noise_ceiling(truth: np.ndarray, ks: Sequence[float], draws: int = 200, seed: int = 0) -> dict[float, float]:
+    """How well the observed counts rank a Poisson redraw of themselves: Pre@k%(y, y′), y′ ~ Poisson(y).
+    A rough ceiling for any predictor of the expected count, since counts of a few citations are noisy."""
+    rng = np.random.default_rng(seed)
+    y = np.asarray(truth, dtype=np.float64)
+    return _mean_dicts([_pre(y, rng.poisson(y).astype(np.float64), ks) for _ in range(draws)])
 
 
 def _topic_order(t: str):
@@ -287,4 +432,50 @@ def format_report(results: Mapping) -> str:
                 + ", ".join(f"{f} {v:+.2f}" for f, v in w[:8])]
     if "plot" in results:
         out += ["", f"Plot: {results['plot']}"]
+    return "\n".join(out)
+
+
+def format_forward_report(results: Mapping) -> str:
+    """`evaluate_forward` as plain-text tables."""
+    s, ks = results["setup"], results["ks"]
+    no_self = s["labels_without_self_citations"]
+    out = [f"Trained as of {s['train_as_of']} ({s['train_authors']} young researchers, {s['train_nonzero']} with a "
+           f"non-zero label), tested as of {s['test_as_of']} ({s['test_authors']}, {s['test_nonzero']} non-zero); "
+           f"horizon {s['horizon']}; self-citations in the labels: "
+           f"{'excluded' if no_self[0] else 'included'} (train), {'excluded' if no_self[1] else 'included'} (test); "
+           f"{len(s['features'])} features; {len(s['tasks'])} topics; seeds {s['seeds']}."]
+    pk = [f"Pre@{k}%" for k in ks]
+
+    def cell(row, part, k):
+        sd = row[f"{part}_std"][k]
+        return f"{row[part][k]:.3f}" + (f"±{sd:.3f}" if row["runs"] > 1 else "")
+
+    refs = set(s["references"])
+    rows = [[name, *(cell(r, "overall", k) for k in ks), *(cell(r, "topics", k) for k in ks)]
+            for name, r in results["main"].items() if name not in refs]
+    rows += [[f"({name})", *(f"{r['overall'][k]:.3f}" for k in ks), *(f"{r['topics'][k]:.3f}" for k in ks)]
+             for name, r in results["main"].items() if name in refs]
+    out += ["", "Overall (all test authors ranked at once) | mean over topics; (references) are ceilings, not methods",
+            _table(["method", *(f"overall {p}" for p in pk), *(f"topics {p}" for p in pk)], rows)]
+    main = results["main"]
+    if "IIRL" in main:
+        margins = [[n, *(f"{main['IIRL']['overall'][k] - main[n]['overall'][k]:+.3f}" for k in ks),
+                    *(f"{main['IIRL']['topics'][k] - main[n]['topics'][k]:+.3f}" for k in ks)]
+                   for n in main if n != "IIRL" and n not in refs]
+        out += ["", "IIRL minus each method", _table(["vs", *(f"overall {p}" for p in pk),
+                                                      *(f"topics {p}" for p in pk)], margins)]
+    if "bootstrap" in results:
+        b = results["bootstrap"]
+        out += ["", f"Bootstrap over test authors ({b['samples']} resamples), IIRL − {b['vs']} overall: "
+                + "; ".join(f"Pre@{k}% {b['mean'][k]:+.3f} [{b['low'][k]:+.3f}, {b['high'][k]:+.3f}], "
+                            f"ahead in {100 * b['ahead'][k]:.0f}%" for k in ks)]
+    k = 10 if 10 in ks else ks[0]
+    rows = [[t, f"{s['task_sizes'][t][0]}/{s['task_sizes'][t][1]}",
+             *(f"{main[n]['per_topic'][t][k]:.3f}" for n in main)] for t in s["tasks"]]
+    out += ["", f"Pre@{k}% per topic", _table(["topic", "train/test", *main], rows)]
+    if "ablation" in results:
+        rows = [[label, *(f"{v['overall'][k]:.3f}" for k in ks), *(f"{v['topics'][k]:.3f}" for k in ks)]
+                for label, v in results["ablation"].items()]
+        out += ["", f"IIRL feature-group ablation (seed {s['seeds'][0]})",
+                _table(["features", *(f"overall {p}" for p in pk), *(f"topics {p}" for p in pk)], rows)]
     return "\n".join(out)

@@ -35,6 +35,14 @@ FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
     "temporal": FEATURE_NAMES[14:18],
 }
 
+# Opt-in beyond the paper's 18 (`build_dataset(external_features=True)`): the temporal citation features
+# with self-citations left out, so that an author cannot raise them by citing their own recent work.
+EXTERNAL_FEATURE_NAMES: tuple[str, ...] = (
+    "external_citation_increment_last_year", "external_citation_increment_avg_2y",
+)
+EXTENDED_FEATURE_NAMES: tuple[str, ...] = FEATURE_NAMES + EXTERNAL_FEATURE_NAMES
+EXTENDED_FEATURE_GROUPS: dict[str, tuple[str, ...]] = {**FEATURE_GROUPS, "external": EXTERNAL_FEATURE_NAMES}
+
 # How an explanation names each feature to a reader who has never seen the list.
 FEATURE_LABELS: dict[str, str] = {
     "n_papers": "number of papers",
@@ -55,6 +63,8 @@ FEATURE_LABELS: dict[str, str] = {
     "citation_increment_avg_2y": "recent citation growth",
     "papers_last_year": "papers last year",
     "papers_avg_2y": "recent publication rate",
+    "external_citation_increment_last_year": "citations by others last year",
+    "external_citation_increment_avg_2y": "recent citation growth from others",
 }
 
 
@@ -101,9 +111,22 @@ def _binary(m: sp.spmatrix) -> sp.csr_matrix:
     return b
 
 
-def _cited_by(snapshot: GraphSnapshot, citer_mask: np.ndarray) -> np.ndarray:
-    """Per paper: how many papers selected by `citer_mask` cite it."""
-    return np.asarray(snapshot.citations.T @ citer_mask.astype(np.float64)).ravel()
+def _cited_by(snapshot: GraphSnapshot, citer_mask: np.ndarray, citations: sp.spmatrix | None = None) -> np.ndarray:
+    """Per paper: how many papers selected by `citer_mask` cite it (in `citations`, the snapshot's by default)."""
+    c = snapshot.citations if citations is None else citations
+    return np.asarray(c.T @ citer_mask.astype(np.float64)).ravel()
+
+
+def citations_without_self(snapshot: GraphSnapshot) -> sp.csr_matrix:
+    """The snapshot's citation matrix without self-citations: a citation between two papers that share at
+    least one author (the usual bibliometric definition) is dropped, whoever of the authors is counted."""
+    c = sp.csr_matrix(snapshot.citations, dtype=np.float64)
+    b = _binary(snapshot.authorship)
+    shared = (b.T @ b).tocsr()  # papers x papers: > 0 when the two papers share an author
+    own = c.multiply(shared > 0).tocsr()
+    out = (c - own).tocsr()
+    out.eliminate_zeros()
+    return out
 
 
 def _rows_of(snapshot: GraphSnapshot, author_ids: Sequence[str]) -> np.ndarray:
@@ -111,15 +134,21 @@ def _rows_of(snapshot: GraphSnapshot, author_ids: Sequence[str]) -> np.ndarray:
     return np.array([index.get(a, -1) for a in author_ids], dtype=np.int64)
 
 
-def citation_increment(snapshot: GraphSnapshot, author_ids: Sequence[str], as_of: int, horizon: int) -> np.ndarray:
+def citation_increment(snapshot: GraphSnapshot, author_ids: Sequence[str], as_of: int, horizon: int,
+                       exclude_self_citations: bool = False, cited_up_to: int | None = None) -> np.ndarray:
     """The label: citations from papers published in (T, T + D] to all of each author's papers.
 
     Computed on the full snapshot, so it counts citations to papers the author publishes after T
     too, and self-citations: exactly the generator's `future_increment`. A citing paper adds one per
-    cited paper of the author. Authors absent from the snapshot get 0."""
+    cited paper of the author. Authors absent from the snapshot get 0.
+    `exclude_self_citations` drops citations between papers sharing an author (`citations_without_self`);
+    `cited_up_to` counts only citations to papers published up to that year (a hindsight ceiling)."""
     year = snapshot.paper_year
     citing = (year != NO_YEAR) & (year > as_of) & (year <= as_of + horizon)
-    per_author = _binary(snapshot.authorship) @ _cited_by(snapshot, citing)
+    cites = _cited_by(snapshot, citing, citations_without_self(snapshot) if exclude_self_citations else None)
+    if cited_up_to is not None:
+        cites = np.where((year != NO_YEAR) & (year <= cited_up_to), cites, 0.0)
+    per_author = _binary(snapshot.authorship) @ cites
     rows = _rows_of(snapshot, author_ids)
     return np.where(rows >= 0, per_author[np.maximum(rows, 0)], 0.0)
 
@@ -140,6 +169,7 @@ class RisingStarData:
     horizon: int | None = None
     author_topics: np.ndarray | None = None
     feature_names: tuple[str, ...] = FEATURE_NAMES
+    labels_without_self_citations: bool = False
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -188,10 +218,11 @@ def _paper_mean(b: sp.csr_matrix, paper_values: np.ndarray, paper_mask: np.ndarr
 
 
 def compute_features(past: GraphSnapshot, as_of: int, paper_topics: np.ndarray | None = None,
-                     timings: dict[str, float] | None = None) -> np.ndarray:
+                     timings: dict[str, float] | None = None, external_features: bool = False) -> np.ndarray:
     """The 18 raw features (before ln) of every author of `past`, a snapshot already cut at T
     (`snapshot.as_of(T)`): nothing published after T can reach them. `paper_topics` (papers of
-    `past` x R) feeds the two content features, which are 0 without it.
+    `past` x R) feeds the two content features, which are 0 without it. `external_features` appends
+    the two columns of EXTERNAL_FEATURE_NAMES (F15 and F16 without self-citations).
 
     PageRank scores are multiplied by the number of nodes (mean 1), so that ln(f + 1) does not
     flatten them to ~0 (raw PageRank of one node among 10^5 is ~10^-5)."""
@@ -274,7 +305,12 @@ def compute_features(past: GraphSnapshot, as_of: int, paper_topics: np.ndarray |
     out[:, col["papers_last_year"]] = b @ last.astype(np.float64)
     out[:, col["papers_avg_2y"]] = (b @ recent.astype(np.float64)) / 2.0
     lap("temporal")
-    return out
+    if not external_features:
+        return out
+    others = citations_without_self(past)
+    external = np.column_stack([b @ _cited_by(past, last, others), (b @ _cited_by(past, recent, others)) / 2.0])
+    lap("external")
+    return np.hstack([out, external])
 
 
 def fit_paper_topics(past: GraphSnapshot, num_topics: int = 10, **topic_model_params) -> np.ndarray:
@@ -293,14 +329,17 @@ def fit_paper_topics(past: GraphSnapshot, num_topics: int = 10, **topic_model_pa
 
 def build_dataset(snapshot: GraphSnapshot, as_of: int, horizon: int | None = None,
                   paper_topics: np.ndarray | None = None, window: int = 5,
-                  author_ids: Sequence[str] | None = None, past: GraphSnapshot | None = None) -> RisingStarData:
+                  author_ids: Sequence[str] | None = None, past: GraphSnapshot | None = None,
+                  external_features: bool = False, labels_without_self_citations: bool = False) -> RisingStarData:
     """Features as of T for the young researchers (or `author_ids`), and their labels in (T, T + D]
     when `horizon` is given (the full `snapshot` must then reach T + D).
 
     `paper_topics`: per-paper topic distributions (R columns) computed by the caller as of T, one row
     per paper of `snapshot.as_of(T)` or of `snapshot` (rows are then matched by paper id); it feeds
     the content features and the topic groups p(r|a) (`fit_paper_topics` makes one); a row of zeros
-    means "no text". `past`: `snapshot.as_of(T)` if already cut."""
+    means "no text". `past`: `snapshot.as_of(T)` if already cut. `external_features`: the 20 features of
+    EXTENDED_FEATURE_NAMES instead of the paper's 18. `labels_without_self_citations`: labels count
+    only citations between papers that share no author (`citation_increment(exclude_self_citations=True)`)."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     if past is None:
@@ -311,7 +350,7 @@ def build_dataset(snapshot: GraphSnapshot, as_of: int, horizon: int | None = Non
     rows = _rows_of(past, ids)
     timings["population"] = time.perf_counter() - t0
     pt = _align_topics(paper_topics, snapshot, past) if paper_topics is not None else None
-    all_raw = compute_features(past, as_of, pt, timings)
+    all_raw = compute_features(past, as_of, pt, timings, external_features=external_features)
     raw = np.where(rows[:, None] >= 0, all_raw[np.maximum(rows, 0)], 0.0) if len(rows) else all_raw[:0]
     author_topics = None
     if pt is not None:
@@ -326,7 +365,9 @@ def build_dataset(snapshot: GraphSnapshot, as_of: int, horizon: int | None = Non
         t0 = time.perf_counter()
         if snapshot.max_year < as_of + horizon:
             raise ValueError(f"labels need papers up to {as_of + horizon}; the snapshot ends in {snapshot.max_year}")
-        labels = citation_increment(snapshot, ids, as_of, horizon)
+        labels = citation_increment(snapshot, ids, as_of, horizon, exclude_self_citations=labels_without_self_citations)
         timings["labels"] = time.perf_counter() - t0
+    names = EXTENDED_FEATURE_NAMES if external_features else FEATURE_NAMES
     return RisingStarData(author_ids=ids, raw=raw, as_of=as_of, window=window, labels=labels, horizon=horizon,
-                          author_topics=author_topics, timings=timings)
+                          author_topics=author_topics, feature_names=names,
+                          labels_without_self_citations=labels_without_self_citations, timings=timings)

@@ -74,3 +74,64 @@ def test_labels_are_required():
     data.labels = None
     with pytest.raises(ValueError, match="labels"):
         evaluate(data)
+
+
+def _with_external(data, seed=0):
+    """The planted population with the two external columns appended (the second one is the truth's signal)."""
+    from scholargraph.ranking.rising_stars.features import EXTENDED_FEATURE_NAMES
+
+    rng = np.random.default_rng(seed)
+    extra = np.column_stack([rng.exponential(size=len(data)), np.expm1(np.log1p(data.labels))])
+    return RisingStarData(author_ids=data.author_ids, raw=np.hstack([data.raw, extra]), as_of=data.as_of,
+                          window=data.window, labels=data.labels, horizon=data.horizon,
+                          author_topics=data.author_topics, feature_names=EXTENDED_FEATURE_NAMES)
+
+
+def test_forward_protocol_trains_on_one_cohort_and_ranks_another():
+    from scholargraph.ranking.rising_stars.evaluate import evaluate_forward, format_forward_report
+
+    train, test = planted(500, seed=0), planted(400, seed=1)
+    oracle = np.asarray(test.labels, dtype=float)
+    res = evaluate_forward(train, test, seeds=(0, 1), iirl_params=FAST, lightgbm=False, bootstrap=50,
+                           references={"truth": oracle})
+    main = res["main"]
+    assert list(main)[:5] == ["IIRL", "IIRL-all", "Base-1", "Base-2", "NaiveBayes"] and "truth" in main
+    assert main["IIRL"]["runs"] == 2 and main["Base-2"]["runs"] == 1  # deterministic baselines run once
+    assert set(main["IIRL"]["per_topic"]) == {"0", "1", "2", "3"}
+    assert main["truth"]["overall"][10] == 1.0
+    assert main["IIRL"]["overall"][10] > main["Base-2"]["overall"][10] + 0.2  # the planted mix is learnt
+    b = res["bootstrap"]
+    assert b["low"][10] <= b["mean"][10] <= b["high"][10] and b["ahead"][10] > 0.9
+    assert {"all features", "only venue", "without temporal"} <= set(res["ablation"])
+    text = format_forward_report(res)
+    for needle in ("Trained as of 2020", "(truth)", "IIRL minus", "Bootstrap", "ablation", "Pre@10% per topic"):
+        assert needle in text
+
+
+def test_forward_protocol_adds_base2_without_self_citations_when_the_column_is_there():
+    from scholargraph.ranking.rising_stars.evaluate import evaluate_forward
+
+    train, test = _with_external(planted(300, seed=0)), _with_external(planted(300, seed=1))
+    res = evaluate_forward(train, test, iirl_params=FAST, lightgbm=False, ablation=False, bootstrap=0)
+    assert res["main"]["Base-2-ext"]["overall"][10] == 1.0  # the column is the label here
+    assert "ablation" not in res and "bootstrap" not in res
+    res = evaluate_forward(train, test, iirl_params=FAST, lightgbm=False, bootstrap=0)
+    assert {"only external", "without external"} <= set(res["ablation"])
+
+
+def test_forward_protocol_refuses_mismatched_cohorts():
+    from scholargraph.ranking.rising_stars.evaluate import evaluate_forward
+
+    with pytest.raises(ValueError, match="same features"):
+        evaluate_forward(planted(100), _with_external(planted(100)), iirl_params=FAST, lightgbm=False)
+    with pytest.raises(ValueError, match="topics"):
+        evaluate_forward(planted(100), planted(100, topics=False), iirl_params=FAST, lightgbm=False)
+
+
+def test_label_noise_ceiling_is_perfect_without_noise_and_lower_with_small_counts():
+    from scholargraph.ranking.rising_stars.evaluate import label_noise_ceiling
+
+    big = np.arange(1, 201, dtype=float) * 1000
+    assert label_noise_ceiling(big, (10,), draws=5)[10] == 1.0
+    small = np.random.default_rng(0).poisson(2.0, size=200).astype(float)
+    assert label_noise_ceiling(small, (10,), draws=20)[10] < 0.9

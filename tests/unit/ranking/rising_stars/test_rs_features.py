@@ -175,3 +175,35 @@ def test_without_topics_the_content_features_are_zero_and_there_are_no_groups():
 def test_named_authors_missing_from_the_past_get_zeros():
     d = build_dataset(graph(), T, author_ids=["a2", "a5"])
     assert d.raw[1].sum() == 0 and d.raw[0, 0] == 2
+
+
+def test_self_citations_share_an_author_and_are_left_out_of_the_external_counts():
+    from scholargraph.ranking.rising_stars.features import (
+        EXTENDED_FEATURE_NAMES,
+        EXTERNAL_FEATURE_NAMES,
+        citations_without_self,
+    )
+
+    s = graph()
+    kept = citations_without_self(s)
+    ids = s.paper_ids
+    pairs = {(ids[i], ids[j]) for i, j in zip(*kept.nonzero())}
+    # Dropped, sharing an author: p2 -> p1 (a2), p3 -> p1 (a1), p4 -> p2 (a3), p4 -> p5 (a4), p6 -> p1 and
+    # p6 -> p3 (a1). A co-author's self-citation is dropped for every author of the cited paper.
+    assert pairs == {("p3", "p2"), ("p1", "p5"), ("p1", "s1"), ("p7", "p1"), ("p7", "p2"), ("p9", "p6"),
+                     ("p8", "p1")}
+    # In (2010, 2013]: a1 gets p7 -> p1 and p9 -> p6 (p6 is a1's, written after T); a2 p7 -> p1, p7 -> p2;
+    # a3 p7 -> p2.
+    np.testing.assert_array_equal(citation_increment(s, ["a1", "a2", "a3"], T, D, exclude_self_citations=True),
+                                  [2, 2, 1])
+    # Only citations of papers published up to T: a1 loses p9 -> p6.
+    np.testing.assert_array_equal(citation_increment(s, ["a1", "a2", "a3"], T, D, exclude_self_citations=True,
+                                                     cited_up_to=T), [1, 2, 1])
+    d = build_dataset(s, T, D, external_features=True, labels_without_self_citations=True)
+    assert d.feature_names == EXTENDED_FEATURE_NAMES and d.raw.shape == (3, 20)
+    np.testing.assert_array_equal(d.labels[rows(d)], [2, 2, 1])
+    ext = d.raw[rows(d)][:, [EXTENDED_FEATURE_NAMES.index(f) for f in EXTERNAL_FEATURE_NAMES]]
+    # Citations made in 2009-2010 between papers sharing no author: only p3 -> p2 (2010), for a2 and a3.
+    np.testing.assert_array_equal(ext, [[0, 0], [1, 0.5], [1, 0.5]])
+    # The paper's 18 columns do not move when the external ones are added.
+    np.testing.assert_array_equal(d.raw[:, :18], build_dataset(s, T, D).raw)
