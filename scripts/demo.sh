@@ -6,6 +6,13 @@ cd "$(dirname "$0")/.."
 export SCHOLARGRAPH_HOME="${SCHOLARGRAPH_HOME:-$PWD/.scholargraph-demo}"
 PAPERS="${DEMO_PAPERS:-20000}"
 OUT="$SCHOLARGRAPH_HOME/synth-$PAPERS"
+# DEMO_DATA=FILE runs the demo on a real AMiner-format dump (e.g. ../shared/data/hepth/hepth-1992-2000.aminer.jsonl)
+# instead of a synthetic world: the same steps, evaluated on the time split of the data itself.
+DATA="${DEMO_DATA:-}"
+if [ -n "$DATA" ] && [ ! -f "$DATA" ]; then
+  echo "DEMO_DATA=$DATA: no such file (an AMiner-format JSON-lines dump)" >&2
+  exit 2
+fi
 REPORT="$SCHOLARGRAPH_HOME/report"
 cli=.venv/bin/scholargraph
 started=$(date +%s)
@@ -20,28 +27,45 @@ record() { # run a command, show its output (progress bars too), keep its result
   echo '```' >> "$md"
 }
 
-printf '# scholargraph demo report\n\nA synthetic world of %s papers with planted ground truth (seed 42).\n' "$PAPERS" > "$md"
+if [ -n "$DATA" ]; then
+  CORPUS="$DATA"
+  printf '# scholargraph demo report\n\nReal data: %s.\n' "$DATA" > "$md"
+else
+  CORPUS="$OUT/corpus.aminer.jsonl"
+  printf '# scholargraph demo report\n\nA synthetic world of %s papers with planted ground truth (seed 42).\n' "$PAPERS" > "$md"
+fi
 
 section "1. The managed Neo4j"
 record neo4j start
 record db init
 
-section "2. A synthetic scholarly world with planted ground truth"
-if [ ! -f "$OUT/world.json" ]; then
-  $cli synth --papers "$PAPERS" --seed 42 --out "$OUT"
+if [ -n "$DATA" ]; then
+  section "2. Real data: $(basename "$DATA")"
+  echo "no synthetic world: the models are evaluated on the data's own time split"
 else
-  echo "reusing $OUT"
+  section "2. A synthetic scholarly world with planted ground truth"
+  if [ ! -f "$OUT/world.json" ]; then
+    $cli synth --papers "$PAPERS" --seed 42 --out "$OUT"
+  else
+    echo "reusing $OUT"
+  fi
 fi
 
 section "3. Ingest (resumable, idempotent)"
-record ingest aminer "$OUT/corpus.aminer.jsonl"
+record ingest aminer "$CORPUS"
+# The data's last year: the time splits of the evaluations below are taken from it.
+LAST_YEAR=$(python3 - "$CORPUS" <<'PY'
+import json, sys
+print(max((json.loads(line).get("year") or 0) for line in open(sys.argv[1], encoding="utf-8") if line.strip()))
+PY
+)
 
 section "4. Graph features: networks, PageRank, LDA topics, vectors"
 record features
 record db stats
 
 section "5. Rising stars (IIRL)"
-AS_OF=$(python3 -c "import json; print(json.load(open('$OUT/world.json'))['params']['end_year'] - 3)" 2>/dev/null || echo 2020)
+AS_OF=$((LAST_YEAR - 3))  # labels: the citations of the last three years
 record rising-stars evaluate --as-of "$AS_OF" --horizon 3 --repeats 2 --plot "$REPORT/rising_stars.png"
 record rising-stars train --as-of "$AS_OF" --horizon 3
 record rising-stars score --out "$REPORT/rising_stars.tsv"
@@ -50,31 +74,57 @@ printf '\n![Pre@k%% versus k](rising_stars.png)\n' >> "$md"
 
 section "6. Citation recommendation (Citeomatic: NNSelect + NNRank, BM25 baseline)"
 record citations train --epochs 2 --max-triplets 60000
-record citations evaluate --queries "$OUT/citations.queries.jsonl" --qrels "$OUT/citations.qrels" \
-  --plot "$REPORT/citations.png"
+if [ -n "$DATA" ]; then
+  # The last year's papers as drafts (title and abstract only), their references as the gold.
+  record citations evaluate --time-split $((LAST_YEAR - 1)) --max-queries 300 --plot "$REPORT/citations.png"
+  python3 - "$CORPUS" "$LAST_YEAR" > "$REPORT/one-draft.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(line) if line.strip() else {}
+    if r.get("year") == int(sys.argv[2]) and r.get("abstract"):
+        print(json.dumps({"id": r["id"], "title": r.get("title"), "abstract": r["abstract"], "year": r["year"]}))
+        break
+PY
+else
+  record citations evaluate --queries "$OUT/citations.queries.jsonl" --qrels "$OUT/citations.qrels" \
+    --plot "$REPORT/citations.png"
+  head -1 "$OUT/citations.queries.jsonl" > "$REPORT/one-draft.jsonl"
+fi
 printf '\n![F1@20, MRR and recall per system](citations.png)\n' >> "$md"
-head -1 "$OUT/citations.queries.jsonl" > "$REPORT/one-draft.jsonl"
 record citations recommend --queries "$REPORT/one-draft.jsonl" --k 5
 
 section "7. Reviewer recommendation (RECO-Rank) with evidence"
 record reviewers train
-record reviewers evaluate --queries "$OUT/reviewers.queries.jsonl" --qrels "$OUT/reviewers.qrels" \
-  --candidates "$OUT/reviewers.candidates" --plot "$REPORT/reviewers.png"
-printf '\n![Soft and hard precision per ranker](reviewers.png)\n' >> "$md"
-head -1 "$OUT/reviewers.queries.jsonl" > "$REPORT/one-submission.jsonl"
+if [ -n "$DATA" ]; then
+  # No judged candidates in a dump: one of the last year's papers as the submission.
+  cp "$REPORT/one-draft.jsonl" "$REPORT/one-submission.jsonl"
+else
+  record reviewers evaluate --queries "$OUT/reviewers.queries.jsonl" --qrels "$OUT/reviewers.qrels" \
+    --candidates "$OUT/reviewers.candidates" --plot "$REPORT/reviewers.png"
+  printf '\n![Soft and hard precision per ranker](reviewers.png)\n' >> "$md"
+  head -1 "$OUT/reviewers.queries.jsonl" > "$REPORT/one-submission.jsonl"
+fi
 record reviewers recommend --queries "$REPORT/one-submission.jsonl" --k 3
 
 section "8. Reviewer assignment: loads, conflicts, a senior reviewer per paper, against greedy"
-# The submissions: the latest year's papers of the busiest venue of that year.
-read -r YEAR VENUE < <(python3 - "$OUT/corpus.aminer.jsonl" <<'PY'
+# The submissions: the latest year's papers of the busiest venue of that year, or 100 of them when there are
+# more (a real dump's venue may be a whole field), one command-line argument per line.
+mapfile -t SUBMISSIONS < <(python3 - "$CORPUS" <<'PY'
 import collections, json, sys
 rows = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8") if line.strip()]
 year = max(r.get("year") or 0 for r in rows)
-venues = collections.Counter((r.get("venue") or {}).get("raw") for r in rows if r.get("year") == year)
-print(year, venues.most_common(1)[0][0])
+latest = [r for r in rows if r.get("year") == year]
+venues = collections.Counter((r.get("venue") or {}).get("raw") for r in latest if (r.get("venue") or {}).get("raw"))
+venue, n = venues.most_common(1)[0] if venues else (None, len(latest))
+if venue is not None and n <= 200:
+    print("--venue", venue, "--year", year, sep="\n")
+else:
+    same = [r for r in latest if venue is None or (r.get("venue") or {}).get("raw") == venue]
+    for r in sorted(same, key=lambda r: r["id"])[:100]:
+        print("--paper", r["id"], sep="\n")
 PY
 )
-assign=(reviewers assign --venue "$VENUE" --year "$YEAR" --per-paper 3 --max-load 3 --senior 'papers>=10'
+assign=(reviewers assign "${SUBMISSIONS[@]}" --per-paper 3 --max-load 3 --senior 'papers>=10'
         --format csv --out "$REPORT/assignment.csv" --write)
 echo "\$ scholargraph ${assign[*]@Q}"
 { echo '```'; echo "\$ scholargraph ${assign[*]@Q}"; } >> "$md"

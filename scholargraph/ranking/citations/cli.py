@@ -66,17 +66,31 @@ def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets
     base = obj.settings.models_dir / MODEL_SUBDIR / version
     # The selector is saved once, as the Citeomatic text encoder, which becomes the graph's encoder.
     encoder_dir = CiteomaticEncoder.from_selector(rec.selector).save(base / "encoder")
-    meta = {"version": version, "as_of": as_of, "selector": str(encoder_dir / SELECTOR_DIR)}
+    meta = {"version": version, "as_of": as_of, "selector": str(encoder_dir / SELECTOR_DIR),
+            "fusion": None if rec.lexical is None else {"lexical": "bm25", "rrf_k": rec.rrf_k},
+            "fusion_validation": getattr(rec, "fusion_validation_", None)}
     if rec.ranker is not None:
         meta["ranker"] = str(rec.ranker.save(base / "nnrank"))
     save_meta(obj.settings.models_dir, meta)
     click.echo(f"trained NNSelect{'' if no_ranker else ' + NNRank'} on {snapshot.n_papers:,} papers"
                f"{'' if as_of is None else f' as of {as_of}'} in {time.perf_counter() - t0:.1f}s -> {base}")
+    click.echo(fusion_note(rec))
     if as_of is not None:
         return  # a model of the past is for evaluation; the graph keeps its encoder
     make_current(obj.settings.models_dir, {"encoder": str(encoder_dir)})
     click.echo("the Citeomatic encoder is now the graph's text encoder: the next `scholargraph features` run "
                "rewrites Paper.semanticVector with it, and the next `reviewers train` uses it")
+
+
+def fusion_note(rec: CitationRecommender) -> str:
+    """What the validation drafts chose: the fusion with BM25 or the re-ranked list alone, with the numbers."""
+    val = getattr(rec, "fusion_validation_", None)
+    if val is None:
+        return ("served ranker: " + rec.name + ("" if rec.lexical is None else f" (rrf_k {rec.rrf_k})")
+                + " (too few citing papers in the last year to validate a fusion with BM25)")
+    scores = ", ".join(f"{'alone' if c == 'None' else f'k={c}'} {m['f1@20']:.4f}" for c, m in val["scores"].items())
+    return (f"served ranker: {rec.name}{'' if rec.lexical is None else f' (rrf_k {rec.rrf_k})'}, chosen on "
+            f"{val['queries']} held-out drafts of the last year by F1@20 ({scores})")
 
 
 def _queries_from_options(queries: str | None, title: str | None, abstract: str | None,
@@ -111,7 +125,7 @@ def recommend_cmd(obj, queries, title, abstract, text_file, k: int, fmt: str, ou
     with open_store(obj.settings, quiet=obj.quiet) as store:
         results, served, note = recommend_citations(store, obj.settings.models_dir, qs, k, obj.quiet, write)
     snapshot, ranker = served.snapshot, served.ranker
-    if ranker != "citeomatic":
+    if not ranker.startswith("citeomatic"):
         click.echo(f"no citation model: the text-only ranker {ranker} answers (`citations train` learns one "
                    "where the graph has citations)", err=True)
     lines: list[str] = []

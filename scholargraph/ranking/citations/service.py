@@ -15,13 +15,13 @@ from scholargraph.graph.ids import IdResolver
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.vectors import stored_text_vectors
+from scholargraph.ranking.citations.bm25 import BM25
 from scholargraph.ranking.citations.nnrank import NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.recommender import CitationRecommender, Query
 from scholargraph.ranking.citations.textonly import TextOnlyRecommender
 
 MODEL_SUBDIR = "citations"
-CITEOMATIC = "citeomatic"  # the served ranker's name when the trained model answers
 
 
 def _current(models_dir: Path) -> Path:
@@ -49,7 +49,11 @@ def load_recommender(models_dir: Path, snapshot: GraphSnapshot) -> tuple[Citatio
     meta = load_meta(models_dir)
     selector = NNSelect.load(meta["selector"], snapshot=snapshot)
     ranker = NNRank.load(meta["ranker"]) if meta.get("ranker") else None
-    return CitationRecommender(selector, ranker), meta
+    fusion = meta.get("fusion")
+    if not fusion:
+        return CitationRecommender(selector, ranker), meta
+    # BM25 is an index, not a model: fitted again on the graph as it is now, like the selector's index.
+    return CitationRecommender(selector, ranker, lexical=BM25().fit(snapshot), rrf_k=int(fusion["rrf_k"])), meta
 
 
 def pretrained_encoder(models_dir: Path):
@@ -94,7 +98,7 @@ def served_recommender(store, models_dir: Path, quiet: bool = True,
         if snapshot is None:
             snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
         rec, meta = load_recommender(models_dir, snapshot)
-        return Served(rec, snapshot, CITEOMATIC, meta["version"])
+        return Served(rec, snapshot, rec.name, meta["version"])
     rec = text_only_recommender(store, models_dir, quiet)
     return Served(rec, rec.snapshot_, rec.name, f"text-only:{rec.name}")
 

@@ -14,13 +14,13 @@ from scholargraph.errors import NotFitted
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.progress import progress
 from scholargraph.ranking.citations.bm25 import BM25, top_k
-from scholargraph.ranking.citations.recommender import Query, Recommendation, score_run
+from scholargraph.ranking.citations.recommender import Query, Recommendation, reciprocal_rank_fusion, score_run
 from scholargraph.ranking.citations.text import shared_terms
 
 # Below this many papers that cite inside the collection, NNSelect has too few positives to learn an
 # embedding from and NNRank too few queries (it needs 50 recent ones): `citations train` trains nothing.
 MIN_CITING_PAPERS = 200
-RRF_K = 60  # reciprocal rank fusion constant (Cormack et al. 2009): rank r adds 1 / (RRF_K + r)
+RRF_K = 60  # the fusion constant of BM25 with a pretrained encoder: Cormack et al.'s default (not tuned here)
 
 
 def citing_papers(snapshot: GraphSnapshot) -> int:
@@ -101,12 +101,7 @@ class TextOnlyRecommender:
         out[self.encoder_name] = dense[:k]
         self.seconds_[self.encoder_name] = time.perf_counter() - t1
         self.seconds_[self.name] = time.perf_counter() - t0
-        fused: dict[int, float] = {}
-        for ranking in (lexical, dense):
-            for rank, (i, _) in enumerate(ranking, start=1):
-                fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank)
-        order = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        out[self.name] = [(i, float(f)) for i, f in order]
+        out[self.name] = reciprocal_rank_fusion([[i for i, _ in lexical], [i for i, _ in dense]], RRF_K, k)
         return out
 
     def recommend(self, title: str | None, abstract: str | None, year: int | None = None,
