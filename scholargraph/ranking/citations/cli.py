@@ -88,9 +88,10 @@ def fusion_note(rec: CitationRecommender) -> str:
     if val is None:
         return ("served ranker: " + rec.name + ("" if rec.lexical is None else f" (rrf_k {rec.rrf_k})")
                 + " (too few citing papers in the last year to validate a fusion with BM25)")
-    scores = ", ".join(f"{'alone' if c == 'None' else f'k={c}'} {m['f1@20']:.4f}" for c, m in val["scores"].items())
+    scores = ", ".join(f"{'alone' if c == 'None' else f'k={c}'} {m['f1@20']:.4f} / {m['mrr']:.4f}"
+                       for c, m in val["scores"].items())
     return (f"served ranker: {rec.name}{'' if rec.lexical is None else f' (rrf_k {rec.rrf_k})'}, chosen on "
-            f"{val['queries']} held-out drafts of the last year by F1@20 ({scores})")
+            f"{val['queries']} held-out drafts of the last year by F1@20 + MRR ({scores})")
 
 
 def _queries_from_options(queries: str | None, title: str | None, abstract: str | None,

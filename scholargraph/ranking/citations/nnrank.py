@@ -87,8 +87,8 @@ class NNRank:
     def __init__(self, *, dim: int | None = None, hidden: int = 32, margin: float = 0.2, lr: float = 0.01,
                  batch_size: int = 256, epochs: int = 2, max_queries: int = 3000, min_refs: int = 2,
                  negatives_per_positive: int = 4, candidate_negatives: float = 0.6, random_negatives: float = 0.2,
-                 cited_by_cited_negatives: float = 0.2, use_age: bool = True, use_metadata: bool = False,
-                 use_neighbour_citations: bool = False, embedding_lr_scale: float = 0.1,
+                 cited_by_cited_negatives: float = 0.2, use_age: bool = True, use_metadata: bool = True,
+                 use_neighbour_citations: bool = True, embedding_lr_scale: float = 0.1,
                  init_from_selector: bool = True, negative_popularity: float = 0.0, candidate_positives: bool = True,
                  seed: int = 0):
         self.dim = dim
