@@ -82,7 +82,10 @@ import json, sys
 for line in open(sys.argv[1], encoding="utf-8"):
     r = json.loads(line) if line.strip() else {}
     if r.get("year") == int(sys.argv[2]) and r.get("abstract"):
-        print(json.dumps({"id": r["id"], "title": r.get("title"), "abstract": r["abstract"], "year": r["year"]}))
+        # The graph's id of the paper (qualified: a bare id is taken as a draft's label), so that it is
+        # excluded from its own recommendations and its authors are conflicts.
+        print(json.dumps({"id": "aminer:" + r["id"], "title": r.get("title"), "abstract": r["abstract"],
+                          "year": r["year"]}))
         break
 PY
 else
@@ -120,12 +123,19 @@ if venue is not None and n <= 200:
     print("--venue", venue, "--year", year, sep="\n")
 else:
     same = [r for r in latest if venue is None or (r.get("venue") or {}).get("raw") == venue]
-    for r in sorted(same, key=lambda r: r["id"])[:100]:
-        print("--paper", r["id"], sep="\n")
+    n = min(len(same), 100)
+    for r in sorted(same, key=lambda r: r["id"])[:n]:
+        print("--paper", "aminer:" + r["id"], sep="\n")
+# Senior: at least N papers, the strictest N up to 10 whose reviewers can cover every paper with room to spare
+# (3 papers each, half again the papers); a small real dump has few authors with 10 papers.
+papers = collections.Counter(a.get("id") or a.get("name") if isinstance(a, dict) else a
+                             for r in rows for a in r.get("authors") or ())
+senior = max([k for k in range(2, 11) if 3 * sum(c >= k for c in papers.values()) >= 1.5 * n] or [2])
+print("--senior", f"papers>={senior}", sep="\n")
 PY
 )
-assign=(reviewers assign "${SUBMISSIONS[@]}" --per-paper 3 --max-load 3 --senior 'papers>=10'
-        --format csv --out "$REPORT/assignment.csv" --write)
+assign=(reviewers assign "${SUBMISSIONS[@]}" --per-paper 3 --max-load 3 --format csv --out "$REPORT/assignment.csv"
+        --write)
 echo "\$ scholargraph ${assign[*]@Q}"
 { echo '```'; echo "\$ scholargraph ${assign[*]@Q}"; } >> "$md"
 $cli -q "${assign[@]}" 2>&1 | tee -a "$md"   # the rows go to the CSV; the summary and the write note to stderr
