@@ -201,38 +201,25 @@ def check_feasibility(problem: AssignmentProblem) -> list[Shortage]:
                                   slots - capacity))
     usable = p.max_load[p.edge_reviewer] > 0
     candidates = np.bincount(p.edge_paper[usable], minlength=len(p.papers))
-    few = np.flatnonzero(candidates < p.demand)
-    if len(few):
-        listed = _listed(p.papers, few, candidates, p.demand, "<")
-        shortages.append(Shortage("candidates", f"{_count(len(few), 'paper')} "
-                                  f"{_verb(len(few), 'has', 'have')} fewer candidates than reviewers wanted "
-                                  f"after conflicts: {listed}", int((p.demand - candidates)[few].sum())))
-    floor = int(p.min_load.sum())
-    if floor > slots:
-        shortages.append(Shortage("min_load", f"minimum loads need {floor:,} assignments but only {slots:,} slots "
-                                  f"exist: over by {floor - slots:,}", floor - slots))
     wanted_arc = p.demand[p.edge_paper] > 0
     reachable = np.bincount(p.edge_reviewer[wanted_arc], minlength=len(p.reviewers))
-    starved = np.flatnonzero(reachable < p.min_load)
-    if len(starved):
-        listed = _listed(p.reviewers, starved, reachable, p.min_load, "<")
-        shortages.append(Shortage("min_load", f"{_count(len(starved), 'reviewer')} "
-                                  f"{_verb(len(starved), 'has', 'have')} fewer candidate papers than their minimum "
-                                  f"load: {listed}", int((p.min_load - reachable)[starved].sum())))
     forced_paper = np.bincount(p.edge_paper[p.forced], minlength=len(p.papers))
-    over = np.flatnonzero(forced_paper > p.demand)
-    if len(over):
-        shortages.append(Shortage("forced", f"{_count(len(over), 'paper')} {_verb(len(over), 'has', 'have')} more "
-                                  f"forced reviewers than reviewers wanted: "
-                                  f"{_listed(p.papers, over, forced_paper, p.demand, '>')}",
-                                  int((forced_paper - p.demand)[over].sum())))
     forced_reviewer = np.bincount(p.edge_reviewer[p.forced], minlength=len(p.reviewers))
-    over = np.flatnonzero(forced_reviewer > p.max_load)
-    if len(over):
-        shortages.append(Shortage("forced", f"{_count(len(over), 'reviewer')} {_verb(len(over), 'has', 'have')} "
-                                  f"more forced papers than their maximum load: "
-                                  f"{_listed(p.reviewers, over, forced_reviewer, p.max_load, '>')}",
-                                  int((forced_reviewer - p.max_load)[over].sum())))
+    floor = int(p.min_load.sum())
+    found = [
+        _node_shortage("candidates", p.papers, candidates, p.demand, "<", "paper",
+                       "fewer candidates than reviewers wanted after conflicts"),
+        None if floor <= slots else Shortage(
+            "min_load", f"minimum loads need {floor:,} assignments but only {slots:,} slots exist: over by "
+                        f"{floor - slots:,}", floor - slots),
+        _node_shortage("min_load", p.reviewers, reachable, p.min_load, "<", "reviewer",
+                       "fewer candidate papers than their minimum load"),
+        _node_shortage("forced", p.papers, forced_paper, p.demand, ">", "paper",
+                       "more forced reviewers than reviewers wanted"),
+        _node_shortage("forced", p.reviewers, forced_reviewer, p.max_load, ">", "reviewer",
+                       "more forced papers than their maximum load"),
+    ]
+    shortages += [s for s in found if s is not None]
     for requirement in p.requirements:
         name = requirement.attribute
         need = p.need(requirement)
@@ -271,6 +258,18 @@ def _papers_times_demand(demand: np.ndarray) -> str:
     if low == high:
         return f"{len(wanting):,} papers x {low}"
     return f"{len(wanting):,} papers, {low} to {high} each"
+
+
+def _node_shortage(kind: str, ids: list[str], have: np.ndarray, bound: np.ndarray, sign: str, noun: str,
+                   what: str) -> Shortage | None:
+    """The papers or reviewers whose count is below (sign "<") or above (">") their bound, named, with the
+    total gap; None when there are none."""
+    gap = bound - have if sign == "<" else have - bound
+    where = np.flatnonzero(gap > 0)
+    if not len(where):
+        return None
+    return Shortage(kind, f"{_count(len(where), noun)} {_verb(len(where), 'has', 'have')} {what}: "
+                          f"{_listed(ids, where, have, bound, sign)}", int(gap[where].sum()))
 
 
 def _listed(ids: list[str], where: np.ndarray, have: np.ndarray, bound: np.ndarray, sign: str) -> str:
