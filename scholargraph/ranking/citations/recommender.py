@@ -253,12 +253,12 @@ class CitationRecommender:
             runs.setdefault("nnselect", {})[q.id] = [ids[i] for i in found.indexes[:depth]]
             gold = {d for d, g in qrels[q.id].items() if g > 0}
             candidates_found.append(len(gold.intersection(ids[i] for i in found.indexes)) / max(len(gold), 1))
+            ranked = found.indexes
             if self.ranker is not None:
                 ranked, _ = self._order(found, q.title, q.abstract, q.year, use_ranker=True)
                 seconds["nnselect+nnrank"] = seconds.get("nnselect+nnrank", 0.0) + time.perf_counter() - t0
                 runs.setdefault("nnselect+nnrank", {})[q.id] = [ids[i] for i in ranked[:depth]]
             if self.lexical is not None:
-                ranked = ranked if self.ranker is not None else found.indexes
                 fused, _ = self._fused(ranked, q.title, q.abstract, q.year, (q.id,))
                 seconds[self.name] = seconds.get(self.name, 0.0) + time.perf_counter() - t0
                 runs.setdefault(self.name, {})[q.id] = [ids[i] for i in fused[:depth]]

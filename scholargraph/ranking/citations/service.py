@@ -66,13 +66,19 @@ def pretrained_encoder(models_dir: Path):
     return encoder if isinstance(encoder, MiniLMEncoder) else None
 
 
-def text_only_recommender(store, models_dir: Path, quiet: bool = True) -> TextOnlyRecommender:
-    """BM25 over the graph's texts, fused with the pretrained encoder's vectors when `features` stored them
-    (the few papers ingested since are encoded here; a graph whose vectors are of another encoder is served
-    by BM25 alone rather than encoding the whole collection on a query)."""
+def text_only_recommender(store, models_dir: Path, quiet: bool = True,
+                          snapshot: GraphSnapshot | None = None) -> TextOnlyRecommender:
+    """BM25 over the graph's texts (of `snapshot` when the caller has read one), fused with the pretrained
+    encoder's vectors when `features` stored them (the few papers ingested since are encoded here; a graph
+    whose vectors are of another encoder is served by BM25 alone rather than encoding the whole collection on
+    a query)."""
     encoder = pretrained_encoder(models_dir)
-    snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, with_vectors=encoder is not None,
-                                        semantic_encoder=None if encoder is None else encoder.key)
+    key = None if encoder is None else encoder.key
+    if snapshot is None:
+        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, with_vectors=encoder is not None,
+                                            semantic_encoder=key)
+    elif encoder is not None and snapshot.semantic_encoder != key:
+        snapshot.load_stored_vectors(store, semantic_encoder=key, quiet=quiet)  # the papers are not read again
     vectors = None
     if encoder is not None and snapshot.semantic_vectors is not None and snapshot.semantic_encoder == encoder.key:
         vectors = stored_text_vectors(snapshot, encoder)[0]
@@ -99,7 +105,7 @@ def served_recommender(store, models_dir: Path, quiet: bool = True,
             snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
         rec, meta = load_recommender(models_dir, snapshot)
         return Served(rec, snapshot, rec.name, meta["version"])
-    rec = text_only_recommender(store, models_dir, quiet)
+    rec = text_only_recommender(store, models_dir, quiet, snapshot)
     return Served(rec, rec.snapshot_, rec.name, f"text-only:{rec.name}")
 
 
