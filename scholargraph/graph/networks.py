@@ -68,13 +68,19 @@ def author_citation_matrix(s: GraphSnapshot, exclude_shared_author_citations: bo
     Citations to or from papers without authors (stubs) contribute nothing.
     """
     b = _binary(s.authorship)
-    c = _binary(s.citations)
-    if exclude_shared_author_citations and c.nnz:
-        coo = c.tocoo()
-        bt = b.T.tocsr()
-        keep = ~_shares_author(bt, coo.row, coo.col)
-        c = sp.csr_matrix((coo.data[keep], (coo.row[keep], coo.col[keep])), shape=c.shape)
+    c = citations_without_shared_authors(s) if exclude_shared_author_citations else _binary(s.citations)
     return _drop_diagonal(b @ c @ b.T)
+
+
+def citations_without_shared_authors(s: GraphSnapshot) -> sp.csr_matrix:
+    """The 0/1 citation matrix without paper-level self-citations: a citation between two papers that share
+    at least one author is dropped (checked pair by pair in chunks, never a papers x papers co-author matrix)."""
+    c = _binary(s.citations)
+    if not c.nnz:
+        return c
+    coo = c.tocoo()
+    keep = ~_shares_author(_binary(s.authorship).T.tocsr(), coo.row, coo.col)
+    return sp.csr_matrix((coo.data[keep], (coo.row[keep], coo.col[keep])), shape=c.shape)
 
 
 def _paper_venue_matrix(s: GraphSnapshot) -> sp.csr_matrix:

@@ -117,18 +117,6 @@ def _cited_by(snapshot: GraphSnapshot, citer_mask: np.ndarray, citations: sp.spm
     return np.asarray(c.T @ citer_mask.astype(np.float64)).ravel()
 
 
-def citations_without_self(snapshot: GraphSnapshot) -> sp.csr_matrix:
-    """The snapshot's citation matrix without self-citations: a citation between two papers that share at
-    least one author (the usual bibliometric definition) is dropped, whoever of the authors is counted."""
-    c = sp.csr_matrix(snapshot.citations, dtype=np.float64)
-    b = _binary(snapshot.authorship)
-    shared = (b.T @ b).tocsr()  # papers x papers: > 0 when the two papers share an author
-    own = c.multiply(shared > 0).tocsr()
-    out = (c - own).tocsr()
-    out.eliminate_zeros()
-    return out
-
-
 def _rows_of(snapshot: GraphSnapshot, author_ids: Sequence[str]) -> np.ndarray:
     index = snapshot.author_index
     return np.array([index.get(a, -1) for a in author_ids], dtype=np.int64)
@@ -141,11 +129,13 @@ def citation_increment(snapshot: GraphSnapshot, author_ids: Sequence[str], as_of
     Computed on the full snapshot, so it counts citations to papers the author publishes after T
     too, and self-citations: exactly the generator's `future_increment`. A citing paper adds one per
     cited paper of the author. Authors absent from the snapshot get 0.
-    `exclude_self_citations` drops citations between papers sharing an author (`citations_without_self`);
+    `exclude_self_citations` drops citations between papers sharing an author
+    (`networks.citations_without_shared_authors`);
     `cited_up_to` counts only citations to papers published up to that year (a hindsight ceiling)."""
     year = snapshot.paper_year
     citing = (year != NO_YEAR) & (year > as_of) & (year <= as_of + horizon)
-    cites = _cited_by(snapshot, citing, citations_without_self(snapshot) if exclude_self_citations else None)
+    others = networks.citations_without_shared_authors(snapshot) if exclude_self_citations else None
+    cites = _cited_by(snapshot, citing, others)
     if cited_up_to is not None:
         cites = np.where((year != NO_YEAR) & (year <= cited_up_to), cites, 0.0)
     per_author = _binary(snapshot.authorship) @ cites
@@ -307,7 +297,7 @@ def compute_features(past: GraphSnapshot, as_of: int, paper_topics: np.ndarray |
     lap("temporal")
     if not external_features:
         return out
-    others = citations_without_self(past)
+    others = networks.citations_without_shared_authors(past)
     external = np.column_stack([b @ _cited_by(past, last, others), (b @ _cited_by(past, recent, others)) / 2.0])
     lap("external")
     return np.hstack([out, external])

@@ -178,14 +178,11 @@ def test_named_authors_missing_from_the_past_get_zeros():
 
 
 def test_self_citations_share_an_author_and_are_left_out_of_the_external_counts():
-    from scholargraph.ranking.rising_stars.features import (
-        EXTENDED_FEATURE_NAMES,
-        EXTERNAL_FEATURE_NAMES,
-        citations_without_self,
-    )
+    from scholargraph.graph.networks import citations_without_shared_authors
+    from scholargraph.ranking.rising_stars.features import EXTENDED_FEATURE_NAMES, EXTERNAL_FEATURE_NAMES
 
     s = graph()
-    kept = citations_without_self(s)
+    kept = citations_without_shared_authors(s)
     ids = s.paper_ids
     pairs = {(ids[i], ids[j]) for i, j in zip(*kept.nonzero())}
     # Dropped, sharing an author: p2 -> p1 (a2), p3 -> p1 (a1), p4 -> p2 (a3), p4 -> p5 (a4), p6 -> p1 and
