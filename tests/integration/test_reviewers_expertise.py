@@ -38,6 +38,9 @@ def test_expertise_protocol_on_the_gold_standard_dev_half(store, neo4j_settings,
     for loss, low, high in losses.values():
         assert low <= loss <= high
     reco = losses["RECO-Rank"][0]
-    # Far from random (0.5), and no worse than the lexical baseline the published systems are compared with.
-    assert reco < 0.25 and reco <= losses["mean-top-3 lexical (TF-IDF)"][0]
+    # Far from random (0.5), below the lexical baseline the published systems are compared with, and not above
+    # the pretrained encoder's own mean of the top 3 (its semantic anchor) beyond seed noise: measured
+    # 0.188 against 0.189 (the bar is 0.19).
+    assert reco < 0.2 and reco <= losses["mean-top-3 lexical (TF-IDF)"][0]
+    assert reco <= losses["mean-top-3 encoder (minilm)"][0] + 0.005
     assert plot.exists() and plot.stat().st_size > 1000

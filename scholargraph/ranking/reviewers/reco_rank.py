@@ -40,7 +40,12 @@ class RecoRankConfig:
     k_shortlist: int = 3  # per evidence, a reviewer's top-k papers enter the shortlist S(q, r)
     k_bridge: int = 3  # at most this many bridge papers (compensation gap) per reviewer
     bridge_gap: float = 0.15  # calibrated topic/citation this far above semantic makes a bridge paper
-    tau_min: float = 0.25  # floor of the aggregation temperature: near-max pooling ranked expertise worse
+    # Floor of the aggregation temperature. Calibrated values lie in [0, 1], so at 20 the attention over the
+    # semantic top-k stays within e^(1/20) (5 %) of uniform: the main path is the mean of the reviewer's k
+    # closest papers (beside the null slot). Learnt from author identification the temperature sinks to any
+    # lower floor (one near-identical paper gives an author away), and that near-max pooling ranked real
+    # expertise judgments worse (docs/reviewers.md).
+    tau_min: float = 20.0
     hidden: int = 16
     calibration: bool = True
     compensation: bool = True
