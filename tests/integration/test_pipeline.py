@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -189,6 +190,26 @@ def test_the_trained_citeomatic_encoder_wrote_the_semantic_vectors(demo):
                                  "RETURN DISTINCT size(p.semanticVector) AS d")
     assert [r["d"] for r in dims] == [100]
     assert "up to date" in cli(demo.env, "features").stdout
+
+
+def test_rising_stars_with_the_twenty_features_train_score_and_explain(demo, tmp_path):
+    """`--features 20 --no-self-citations` (the hep-th configuration) through train, score and explain, in a
+    copy of the demo's model directory so that the demo's own model stays current."""
+    home = tmp_path / "home"
+    shutil.copytree(demo.home, home)
+    env = dict(demo.env, SCHOLARGRAPH_HOME=str(home))
+    trained = cli(env, "rising-stars", "train", "--as-of", str(demo.end_year - 3), "--horizon", "3",
+                  "--features", "20", "--no-self-citations").stdout
+    assert "20 features" in trained
+    meta = json.loads((home / "models" / "rising_stars" / "current.json").read_text())
+    assert meta["features"] == 20 and meta["labels_self_citations"] is False
+    out = tmp_path / "stars.tsv"
+    cli(env, "rising-stars", "score", "--no-write", "--out", str(out))
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "author_id\ttopic\tscore\trank" and len(lines) > 10
+    top = lines[1].split("\t")[0]
+    explained = cli(env, "rising-stars", "explain", top).stdout
+    assert "external_citation_increment_last_year" in explained and "external_citation_increment_avg_2y" in explained
 
 
 def test_an_incremental_run_rescores_only_the_new_papers(demo, tmp_path):

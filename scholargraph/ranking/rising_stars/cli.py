@@ -36,6 +36,17 @@ def _graph_topics(models_dir: Path, snapshot: GraphSnapshot) -> np.ndarray:
     return theta
 
 
+def _feature_options(meta: dict) -> dict:
+    """build_dataset's feature options for a trained model (models saved before `--features` have 18)."""
+    return {"window": meta["window"], "external_features": meta.get("features", 18) == 20}
+
+
+FEATURES_OPTION = click.option(
+    "--features", "n_features", type=click.Choice(["18", "20"]), default="18", show_default=True,
+    help="18: the paper's features. 20: plus the citations the author's papers received from others (no "
+         "shared author) last year and over two years, where self-citation inflates recent counts (hep-th).")
+
+
 def load_model(models_dir: Path) -> tuple[IIRL, dict]:
     current = _model_dir(models_dir) / "current.json"
     if not current.exists():
@@ -55,8 +66,12 @@ def rising_stars_group() -> None:
               help="D: labels are the citation increments in (T0, T0 + D].")
 @click.option("--window", type=click.IntRange(1, 50), default=5, show_default=True,
               help="Young: first first-author paper within this many years up to T0.")
+@FEATURES_OPTION
+@click.option("--self-citations/--no-self-citations", "self_citations", default=True, show_default=True,
+              help="Whether the training labels count citations from papers that share an author with the "
+                   "cited one.")
 @click.pass_obj
-def train_cmd(obj, as_of: int, horizon: int, window: int) -> None:
+def train_cmd(obj, as_of: int, horizon: int, window: int, n_features: str, self_citations: bool) -> None:
     """Learn per-topic IIRL weights from features as of T0 and labels in (T0, T0 + D]."""
     t0 = time.perf_counter()
     with open_store(obj.settings, quiet=obj.quiet) as store:
@@ -64,18 +79,21 @@ def train_cmd(obj, as_of: int, horizon: int, window: int) -> None:
     if snapshot.max_year < as_of + horizon:
         raise UsageError(f"labels need papers up to {as_of + horizon}; the graph ends in {snapshot.max_year}")
     topics = _graph_topics(obj.settings.models_dir, snapshot)
-    data = build_dataset(snapshot, as_of, horizon, paper_topics=topics, window=window)
+    data = build_dataset(snapshot, as_of, horizon, paper_topics=topics, window=window,
+                         external_features=n_features == "20", labels_without_self_citations=not self_citations)
     if len(data) < 10:
         raise UsageError(f"only {len(data)} young researchers as of {as_of}: choose another --as-of or --window")
     model = IIRL().fit(data.X, data.labels, topics=data.topic_groups(3), feature_names=data.feature_names)
     version = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     path = model.save(_model_dir(obj.settings.models_dir) / version)
     meta = {"path": str(path), "version": version, "as_of": as_of, "horizon": horizon, "window": window,
+            "features": int(n_features), "labels_self_citations": self_citations,
             "authors": len(data), "nonzero_labels": int((data.labels > 0).sum())}
     (_model_dir(obj.settings.models_dir) / "current.json").write_text(json.dumps(meta, indent=2))
     click.echo(f"trained IIRL on {len(data):,} young researchers as of {as_of} (horizon {horizon}, "
                f"{meta['nonzero_labels']:,} with citations in ({as_of}, {as_of + horizon}]), "
-               f"{len(model.topics_)} topic models, in {time.perf_counter() - t0:.1f}s -> {path}")
+               f"{len(model.topics_)} topic models, {n_features} features, in {time.perf_counter() - t0:.1f}s "
+               f"-> {path}")
 
 
 def score_rising_stars(store, models_dir: Path, as_of: int | None, quiet: bool = True, write: bool = True,
@@ -85,7 +103,7 @@ def score_rising_stars(store, models_dir: Path, as_of: int | None, quiet: bool =
     snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
     as_of = snapshot.max_year if as_of is None else as_of
     topics = _graph_topics(models_dir, snapshot)
-    data = build_dataset(snapshot, as_of, None, paper_topics=topics, window=meta["window"])
+    data = build_dataset(snapshot, as_of, None, paper_topics=topics, **_feature_options(meta))
     if not len(data):
         raise UsageError(f"no young researchers as of {as_of}")
     X = data.X
@@ -144,9 +162,10 @@ def score_cmd(obj, as_of: int | None, out: str | None, write: bool) -> None:
 @click.option("--topics", "num_topics", type=click.IntRange(2, 100), default=10, show_default=True)
 @click.option("--repeats", type=click.IntRange(1, 20), default=3, show_default=True, help="Random splits.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="PNG of Pre@k% versus k.")
+@FEATURES_OPTION
 @click.pass_obj
 def evaluate_cmd(obj, as_of: int, horizon: int, window: int, ks: str, num_topics: int, repeats: int,
-                 plot: str | None) -> None:
+                 plot: str | None, n_features: str) -> None:
     """The paper's protocol: young researchers split into train/test, features as of T, labels in (T, T+D];
     topics refitted on the papers up to T so nothing leaks. IIRL beside every baseline, ablations, transfer."""
     from scholargraph.ranking.rising_stars.evaluate import evaluate, format_report
@@ -161,7 +180,8 @@ def evaluate_cmd(obj, as_of: int, horizon: int, window: int, ks: str, num_topics
         raise UsageError(f"labels need papers up to {as_of + horizon}; the graph ends in {snapshot.max_year}")
     past = snapshot.as_of(as_of)
     topics = fit_paper_topics(past, num_topics=num_topics)
-    data = build_dataset(snapshot, as_of, horizon, paper_topics=topics, window=window, past=past)
+    data = build_dataset(snapshot, as_of, horizon, paper_topics=topics, window=window, past=past,
+                         external_features=n_features == "20")
     click.echo(f"{len(data):,} young researchers as of {as_of}; {int((data.labels > 0).sum()):,} with a non-zero "
                f"citation increment in ({as_of}, {as_of + horizon}]")
     results = evaluate(data, ks=cut, repeats=repeats, plot_path=plot)
@@ -187,7 +207,7 @@ def explain_cmd(obj, author_id: str, as_of: int | None, topic: str) -> None:
     author_id = resolved.require("AUTHOR_ID").ids[resolved.given[0]]
     as_of = snapshot.max_year if as_of is None else as_of
     topics = _graph_topics(obj.settings.models_dir, snapshot)
-    data = build_dataset(snapshot, as_of, None, paper_topics=topics, window=meta["window"], author_ids=[author_id])
+    data = build_dataset(snapshot, as_of, None, paper_topics=topics, author_ids=[author_id], **_feature_options(meta))
     topic_key = topic.replace("topic:", "")
     name = (snapshot.author_names or [None] * snapshot.n_authors)[snapshot.author_index[author_id]] or author_id
     explanation = model.explain(data.X[0], topic_key, name=name)
