@@ -71,6 +71,9 @@ record rising-stars train --as-of "$AS_OF" --horizon 3
 record rising-stars score --out "$REPORT/rising_stars.tsv"
 record query top_rising_stars -p topic=topic:0 -p limit=5
 printf '\n![Pre@k%% versus k](rising_stars.png)\n' >> "$md"
+STAR=$(sed -n 2p "$REPORT/rising_stars.tsv" | cut -f1)  # the overall top rising star
+record rising-stars explain "$STAR" --picture "$REPORT/rising_star.png"
+printf '\n![The top rising star and their most frequent co-authors](rising_star.png)\n' >> "$md"
 
 section "6. Citation recommendation (Citeomatic: NNSelect + NNRank, BM25 baseline)"
 record citations train --epochs 2 --max-triplets 60000
@@ -107,7 +110,8 @@ else
   printf '\n![Soft and hard precision per ranker](reviewers.png)\n' >> "$md"
   head -1 "$OUT/reviewers.queries.jsonl" > "$REPORT/one-submission.jsonl"
 fi
-record reviewers recommend --queries "$REPORT/one-submission.jsonl" --k 3
+record reviewers recommend --queries "$REPORT/one-submission.jsonl" --k 3 --picture "$REPORT/reviewer_evidence.png"
+printf '\n![The top suggestion: the submission, the evidence papers of the reviewer, shared topics, citations](reviewer_evidence.png)\n' >> "$md"
 
 section "8. Reviewer assignment: loads, conflicts, a senior reviewer per paper, against greedy"
 # The submissions: the latest year's papers of the busiest venue of that year, or 100 of them when there are

@@ -208,8 +208,19 @@ def test_rising_stars_with_the_twenty_features_train_score_and_explain(demo, tmp
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0] == "author_id\ttopic\tscore\trank" and len(lines) > 10
     top = lines[1].split("\t")[0]
-    explained = cli(env, "rising-stars", "explain", top).stdout
+    picture = tmp_path / "star.png"
+    explained = cli(env, "rising-stars", "explain", top, "--picture", str(picture)).stdout
     assert "external_citation_increment_last_year" in explained and "external_citation_increment_avg_2y" in explained
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_suggestions_evidence_is_drawn(demo, tmp_path):
+    paper = cypher(demo.settings, "MATCH (p:Paper) WHERE NOT coalesce(p.stub, false) AND p.year = $y "
+                                  "RETURN p.id AS id ORDER BY p.id LIMIT 1", y=demo.end_year)[0]["id"]
+    picture = tmp_path / "evidence.png"
+    proc = cli(demo.env, "reviewers", "recommend", "--paper", paper, "--k", "3", "--picture", str(picture))
+    assert f"picture: {picture} (evidence of " in proc.stderr
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_an_incremental_run_rescores_only_the_new_papers(demo, tmp_path):

@@ -116,7 +116,7 @@ def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: 
                         pool_file: str | None = None, candidates_file: str | None = None, k: int = 10,
                         coi: bool = True, write: bool = False, quiet: bool = True, index: EvidenceIndex | None = None,
                         replace_all: bool = False, run_props: dict | None = None,
-                        id_forms: dict[str, dict[str, str]] | None = None):
+                        id_forms: dict[str, dict[str, str]] | None = None, picture: str | None = None):
     """Suggestions per query; with `write`, a scoring run that stores them for the in-graph papers and
     keeps the current suggestions of every other paper (`replace_all`: only this run's papers remain).
 
@@ -124,7 +124,8 @@ def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: 
     ids: they are resolved to node ids (graph.ids.IdResolver); unknown ones are left out with a warning, and
     an option none of whose ids is known is a UsageError. `id_forms`, when given, is filled with
     {"paper": {node id: given id}, "author": {...}} for ids given in another form, so that outputs can
-    answer in the caller's own ids."""
+    answer in the caller's own ids. `picture`: a PNG path for the evidence graph of the first query's top
+    suggestion (reviewers/picture.py)."""
     model, meta = load_model(models_dir)
     index = index or index_for_model(store, models_dir, meta, quiet)
     resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
@@ -162,7 +163,7 @@ def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: 
             results.append((q, model.recommend(index, q, pool, k=len(pool), coi=coi, shortlist=None)))
         else:
             results.append((q, model.recommend(index, q, base_pool, k=k, coi=coi)))
-    note = ""
+    note = _draw_top_evidence(index, results, picture) if picture else ""
     if write:
         rows = [{"source": s.reviewer_id, "target": q.id,
                  "props": {"score": s.score, "rank": s.rank, "main": s.main, "compensation": s.compensation,
@@ -170,9 +171,23 @@ def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: 
                            "evidence": json.dumps([asdict(p) for p in s.papers], default=str)}}
                 for q, sugg in results if q.id in index.snapshot.paper_index for s in sugg]
         scored = [q.id for q, _ in results if q.id in index.snapshot.paper_index]
-        note = publish_paper_scores(store, "reviewers", rows, scored, meta["version"], queries=len(results),
-                                    replace_all=replace_all, run_props=run_props)
+        note = "\n".join(filter(None, [note, publish_paper_scores(
+            store, "reviewers", rows, scored, meta["version"], queries=len(results), replace_all=replace_all,
+            run_props=run_props)]))
     return results, note
+
+
+def _draw_top_evidence(index: EvidenceIndex, results, path: str) -> str:
+    from scholargraph.graph.pictures import draw
+    from scholargraph.ranking.reviewers.picture import evidence_graph
+
+    for q, sugg in results:
+        top = next((s for s in sugg if not s.no_history), None)
+        if top is not None:
+            draw(evidence_graph(index, q, top), path, caption=f"submission {q.id}; evidence papers are the "
+                 "reviewer's own; edge width: semantic similarity or topic share")
+            return f"picture: {path} (evidence of {top.reviewer_id} for {q.id})"
+    return "picture: not drawn (no suggestion with evidence)"
 
 
 @reviewers_group.command("recommend")
@@ -192,8 +207,11 @@ def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: 
 @click.option("--out", type=click.Path(dir_okay=False), default=None)
 @click.option("--write", is_flag=True, help="Store SUGGESTED_REVIEWER edges for in-graph papers.")
 @click.option("--no-coi", is_flag=True, help="Do not exclude the authors and their recent co-authors.")
+@click.option("--picture", type=click.Path(dir_okay=False), default=None,
+              help="Draw the first submission's top suggestion as a PNG: the submission, the reviewer's evidence "
+                   "papers, the topics they share, citation links.")
 @click.pass_obj
-def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, no_coi) -> None:
+def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, no_coi, picture) -> None:
     """Suggested reviewers with their explanation: main and compensation, gate, reliability, evidence papers."""
     if not papers and not queries:
         raise UsageError("give --paper ID or --queries FILE")
@@ -201,7 +219,7 @@ def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, no
     with open_store(obj.settings, quiet=obj.quiet) as store:
         results, note = recommend_reviewers(store, obj.settings.models_dir, paper_ids=papers, queries_file=queries,
                                             pool_file=pool, candidates_file=candidates, k=k, coi=not no_coi,
-                                            write=write, quiet=obj.quiet, id_forms=forms)
+                                            write=write, quiet=obj.quiet, id_forms=forms, picture=picture)
 
     def given(kind: str, node_id: str) -> str:
         # Tabular outputs answer in the caller's ids (a run file is scored against the caller's qrels),

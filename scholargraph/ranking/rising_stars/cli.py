@@ -194,8 +194,10 @@ def evaluate_cmd(obj, as_of: int, horizon: int, window: int, ks: str, num_topics
 @click.argument("author_id")
 @click.option("--as-of", "as_of", type=int, default=None, help="T (default: the latest year in the graph).")
 @click.option("--topic", default=ALL, show_default=True, help="A topic number, or 'all'.")
+@click.option("--picture", type=click.Path(dir_okay=False), default=None,
+              help="Draw the author's collaboration neighbourhood up to T as a PNG (most frequent co-authors).")
 @click.pass_obj
-def explain_cmd(obj, author_id: str, as_of: int | None, topic: str) -> None:
+def explain_cmd(obj, author_id: str, as_of: int | None, topic: str, picture: str | None) -> None:
     """Each feature's contribution to an author's score, in words a hiring chair can read. AUTHOR_ID is
     qualified (s2author:1737249) or the source's bare id (1737249) when exactly one author has it."""
     model, meta = load_model(obj.settings.models_dir)
@@ -215,3 +217,12 @@ def explain_cmd(obj, author_id: str, as_of: int | None, topic: str) -> None:
     click.echo(f"score {explanation.score:.3f}, percentile {explanation.percentile:.0f} in topic {explanation.topic}")
     for feature, contribution in explanation:
         click.echo(f"  {feature:<40} {contribution:+.3f}")
+    if picture:
+        from scholargraph.graph.pictures import draw
+        from scholargraph.ranking.rising_stars.picture import collaboration_graph
+
+        title = (f"{name}: score {explanation.score:.3f}, percentile {explanation.percentile:.0f} in topic "
+                 f"{explanation.topic}, as of {as_of}")
+        graph = collaboration_graph(snapshot, author_id, as_of, title=title)
+        draw(graph, picture, caption=explanation.sentence)
+        click.echo(f"picture: {picture}", err=True)
