@@ -28,6 +28,7 @@ EDGE_STYLE: dict[str, tuple[str, str]] = {
     "cites": ("#c0392b", "solid"),
     "co-authored": ("#5d6d7e", "solid"),
 }
+DIRECTED = {"cites"}
 
 
 @dataclass
@@ -80,9 +81,19 @@ def draw(graph: SmallGraph, path: str | Path, caption: str = "") -> Path:
     top = max((w for *_, w in graph.edges), default=1.0) or 1.0
     for s, t, kind, w in graph.edges:
         colour, style = EDGE_STYLE.get(kind, ("#999999", "solid"))
-        (x0, y0), (x1, y1) = pos[s], pos[t]
-        ax.plot([x0, x1], [y0, y1], color=colour, linestyle=style, linewidth=0.8 + 3.2 * w / top, alpha=0.75,
-                zorder=1)
+        # Citations point from the citing paper. In a layered picture an edge inside one column, or one that
+        # skips a column, bends: straight, it would run through the nodes between its ends.
+        bend = 0.0
+        if graph.layers:
+            span = abs(graph.layers.get(graph.nodes[s][1], 0) - graph.layers.get(graph.nodes[t][1], 0))
+            bend = 0.35 if span == 0 else 0.12 if span > 1 else 0.0
+            if kind in DIRECTED and span > 0:
+                bend = -bend  # the other way round from a similarity edge between the same two nodes
+        ax.annotate("", xy=pos[t], xytext=pos[s], zorder=1,
+                    arrowprops={"arrowstyle": "-|>" if kind in DIRECTED else "-", "color": colour,
+                                "linestyle": style, "linewidth": 0.8 + 3.2 * w / top, "alpha": 0.75,
+                                "shrinkA": 9, "shrinkB": 9, "mutation_scale": 14,
+                                "connectionstyle": f"arc3,rad={bend}"})
     for node, (label, kind) in graph.nodes.items():
         colour, marker, size = NODE_STYLE.get(kind, ("#bbbbbb", "o", 400.0))
         x, y = pos[node]
