@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from scholargraph.graph import networks
 from scholargraph.graph.pictures import SmallGraph
 from scholargraph.graph.snapshot import GraphSnapshot
 
@@ -26,8 +27,7 @@ def collaboration_graph(snapshot: GraphSnapshot, author_id: str, as_of: int, max
     others = np.flatnonzero(joint > 0)
     others = others[np.lexsort((others, -joint[others]))][:max_coauthors]
     papers = np.asarray(wrote.sum(axis=1)).ravel()
-    received = np.asarray(sp.csr_matrix(past.citations).sum(axis=0)).ravel()  # citations each paper received
-    cited = wrote @ received
+    cited = wrote @ networks.paper_citation_counts(past).astype(np.float64)
     names = past.author_names or [None] * past.n_authors
 
     def label(i: int) -> str:
