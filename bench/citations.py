@@ -247,12 +247,11 @@ def _minilm_rows(rec, queries, qrels, cache: Path) -> dict:
     are cached in `cache` (.npz keyed by paper id; encoding 19k abstracts takes minutes on 2 cores)."""
     from scholargraph.graph.encoders import make_encoder
     from scholargraph.graph.vectors import text_vectors
-    from scholargraph.ranking.citations.bm25 import top_k
     from scholargraph.ranking.citations.recommender import reciprocal_rank_fusion, score_run
+    from scholargraph.ranking.citations.textonly import TextOnlyRecommender
 
     snap = rec.snapshot
     ids = snap.paper_ids
-    position = {pid: i for i, pid in enumerate(ids)}
     encoder = make_encoder("minilm").fit([])
     if cache.exists():  # vectors keyed by paper id (a cache of the whole file serves the as-of collection)
         stored = np.load(cache)
@@ -264,30 +263,24 @@ def _minilm_rows(rec, queries, qrels, cache: Path) -> dict:
         print(f"MiniLM vectors of {snap.n_papers:,} papers in {time.perf_counter() - t0:.0f} s", flush=True)
         cache.parent.mkdir(parents=True, exist_ok=True)
         np.savez(cache, ids=np.array(ids), vectors=vectors)
-    years = np.asarray(snap.paper_year)
+    # The text-only ranker `citations recommend` serves without a model gives the BM25 and MiniLM lists.
+    text_only = TextOnlyRecommender().fit(snap, vectors, encoder)
     k = rec.rrf_k or 10
-    lexical = rec.lexical or rec.baseline
     runs: dict[str, dict[str, list[str]]] = {}
     seconds: dict[str, float] = {}
     judged = [q for q in queries if qrels.get(q.id)]
     for q in judged:
-        t0 = time.perf_counter()
-        qv = encoder.encode_fields([q.title], [q.abstract])[0]
-        allowed = years <= q.year
-        if q.id in position:
-            allowed[position[q.id]] = False
-        dense = [i for i, _ in top_k(vectors @ qv, allowed, 100)]
-        seconds["minilm"] = seconds.get("minilm", 0.0) + time.perf_counter() - t0
-        bm25 = [i for i, _ in lexical.recommend(q.title, q.abstract, q.year, (q.id,), 100)]
+        lists = {name: [i for i, _ in hits] for name, hits in
+                 text_only.rankings(q.title, q.abstract, q.year, (q.id,), 100).items()}
+        seconds["minilm"] = seconds.get("minilm", 0.0) + text_only.seconds_.get(text_only.encoder_name, 0.0)
+        bm25, dense = lists["bm25"], lists[text_only.encoder_name]
         found = rec.selector.candidates(q.title, q.abstract, q.year, (q.id,))
-        ranked, _ = rec._order(found, q.title, q.abstract, q.year, use_ranker=True)
-        lists = {"minilm": [dense], "bm25+minilm (rrf 60)": [bm25, dense],
-                 f"nnrank+bm25+minilm (rrf {k})": [ranked[:100].tolist(), bm25, dense],
-                 f"nnrank+minilm (rrf {k})": [ranked[:100].tolist(), dense]}
-        for name, ls in lists.items():
-            fused = ls[0] if len(ls) == 1 else [i for i, _ in reciprocal_rank_fusion(
-                ls, 60 if name.startswith("bm25") else k, 100)]
-            runs.setdefault(name, {})[q.id] = [ids[i] for i in fused[:100]]
+        ranked = rec._order(found, q.title, q.abstract, q.year, use_ranker=True)[0][:100].tolist()
+        fused = {"minilm": dense, "bm25+minilm (rrf 60)": lists[text_only.name],
+                 f"nnrank+bm25+minilm (rrf {k})": [i for i, _ in reciprocal_rank_fusion([ranked, bm25, dense], k, 100)],
+                 f"nnrank+minilm (rrf {k})": [i for i, _ in reciprocal_rank_fusion([ranked, dense], k, 100)]}
+        for name, order in fused.items():
+            runs.setdefault(name, {})[q.id] = [ids[i] for i in order]
     judged_qrels = {q.id: qrels[q.id] for q in judged}
     out = {name: score_run(run, judged_qrels, (20, 100)) for name, run in runs.items()}
     out["minilm"]["ms_per_query"] = 1000.0 * seconds["minilm"] / max(len(judged), 1)
