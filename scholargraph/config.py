@@ -9,6 +9,7 @@ from pathlib import Path
 
 NEO4J_VERSION = "5.26.30"  # newest 5.26.x LTS that resolved from Maven Central
 APOC_VERSION = "5.26.19"  # newest apoc-core of the 5.26 line that resolved
+BROWSER_VERSION = "5.24.0"  # org.neo4j.client:neo4j-browser (no 5.26.x on Maven Central)
 GDS_VERSION = "2.13.9"  # Graph Data Science for Neo4j 5.26 (opt-in: SCHOLARGRAPH_PLUGINS=apoc,gds)
 DEFAULT_PORT = 7687
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from scholargraph.config import APOC_VERSION, GDS_VERSION, NEO4J_VERSION, Settings
+from scholargraph.config import APOC_VERSION, BROWSER_VERSION, GDS_VERSION, NEO4J_VERSION, Settings
 from scholargraph.errors import ServerError
 
 LAUNCHER_CLASS = "ScholargraphNeo4j"
@@ -26,6 +26,11 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <dependencies>
     <dependency><groupId>org.neo4j</groupId><artifactId>neo4j</artifactId><version>{neo4j}</version></dependency>
     <dependency><groupId>org.neo4j</groupId><artifactId>neo4j-bolt</artifactId><version>{neo4j}</version></dependency>
+    <!-- neo4j-admin database import (ingest with the bulk flag): the offline importer, its entry point -->
+    <dependency><groupId>org.neo4j</groupId><artifactId>neo4j-import-tool</artifactId><version>{neo4j}</version></dependency>
+    <dependency><groupId>org.neo4j</groupId><artifactId>neo4j-command-line</artifactId><version>{neo4j}</version></dependency>
+    <!-- Neo4j Browser, served by the HTTP connector from the classpath (5.26.x is not on Maven Central) -->
+    <dependency><groupId>org.neo4j.client</groupId><artifactId>neo4j-browser</artifactId><version>{browser}</version></dependency>
   </dependencies>
 </project>
 """
@@ -95,12 +100,15 @@ def provision(settings: Settings, quiet: bool = False) -> Path:
     """
     runtime = _runtime_dir(settings)
     lib = runtime / "lib"
-    if not (lib / ".complete").exists():
+    pom = _POM.format(neo4j=NEO4J_VERSION, browser=BROWSER_VERSION)
+    marker = lib / ".complete"
+    # The marker holds the POM it was fetched with: a runtime from an older POM is fetched again.
+    if not marker.exists() or marker.read_text() != pom:
         mvn = shutil.which("mvn")
         if not mvn:
             raise ServerError("Maven (mvn) is required once to fetch the Neo4j jars: install maven")
         runtime.mkdir(parents=True, exist_ok=True)
-        (runtime / "pom.xml").write_text(_POM.format(neo4j=NEO4J_VERSION))
+        (runtime / "pom.xml").write_text(pom)
         if lib.exists():
             shutil.rmtree(lib)
         cmd = [mvn, "-B", "-q", "-f", str(runtime / "pom.xml"), "dependency:copy-dependencies",
@@ -111,7 +119,7 @@ def provision(settings: Settings, quiet: bool = False) -> Path:
         if proc.returncode != 0:
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
             raise ServerError(f"could not fetch Neo4j {NEO4J_VERSION} from Maven: {' | '.join(tail)}")
-        (lib / ".complete").write_text(NEO4J_VERSION)
+        marker.write_text(pom)
     for name in requested_plugins(settings):
         _provision_plugin(runtime, name, quiet)
     _compile_launcher(settings, runtime)
