@@ -23,7 +23,8 @@ def bench_server(port: int, **overrides) -> Iterator[Settings]:
         yield settings
         return
     with tempfile.TemporaryDirectory(prefix="sg-bench-") as home:
-        settings = replace(settings, home=Path(home), neo4j_port=port, **overrides)
+        # No HTTP: a benchmark needs Bolt only, and must not collide with a user's Browser on 7474.
+        settings = replace(settings, home=Path(home), neo4j_port=port, **{"neo4j_http_port": 0, **overrides})
         local_server.start(settings, quiet=True)
         try:
             yield settings

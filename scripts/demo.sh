@@ -155,8 +155,24 @@ elapsed=$(( $(date +%s) - started ))
 printf '\nDemo finished in %s s.\n' "$elapsed" >> "$md"
 echo
 echo "demo finished in $elapsed s; report: $md"
-echo "Neo4j is running at bolt://127.0.0.1:${SCHOLARGRAPH_NEO4J_PORT:-7687} (no auth). Open the Neo4j Browser"
-echo "(https://browser.neo4j.io, connect to that URI) or run the example Cypher of the library:"
+# The running server's own ports (its run files), whatever the environment says now.
+STATUS=$($cli neo4j status)
+URI=$(sed -n 's/^uri: *//p' <<<"$STATUS")
+BROWSER=$(sed -n 's/^browser: *//p' <<<"$STATUS")
+if [ -n "${SCHOLARGRAPH_NEO4J_PASSWORD:-}" ]; then
+  AUTH="user neo4j, the password of SCHOLARGRAPH_NEO4J_PASSWORD"
+else
+  AUTH="no user or password"
+fi
+if [ -n "${SCHOLARGRAPH_NEO4J_URI:-}" ]; then
+  echo "The demo used the Neo4j at $SCHOLARGRAPH_NEO4J_URI. Run the example Cypher of the library:"
+elif [ -n "$BROWSER" ] && [ "$BROWSER" != "-" ]; then
+  echo "Neo4j is running at $URI. Open the Neo4j Browser at $BROWSER and connect ($AUTH):"
+  echo "the guide of the query library opens by itself, one runnable query a slide. Or, from here:"
+else
+  echo "Neo4j is running at $URI (its Browser is off: SCHOLARGRAPH_NEO4J_HTTP_PORT=0)."
+  echo "Run the example Cypher of the library:"
+fi
 echo "  $cli query --list"
 echo "  $cli query author_profile -p authorId=\$(head -2 $REPORT/rising_stars.tsv | tail -1 | cut -f1)"
 echo "Stop it with: SCHOLARGRAPH_HOME=$SCHOLARGRAPH_HOME $cli neo4j stop"

@@ -31,6 +31,8 @@ def _test_settings():
     env = dict(os.environ)
     env.setdefault("SCHOLARGRAPH_HOME", str(REPO / ".scholargraph-test"))
     env.setdefault("SCHOLARGRAPH_NEO4J_PORT", "17688")
+    # The Browser/HTTP port: never the default 7474 of a user's own server (scripts/test.sh sets it too).
+    env.setdefault("SCHOLARGRAPH_NEO4J_HTTP_PORT", str(int(env["SCHOLARGRAPH_NEO4J_PORT"]) + 2))
     env.setdefault("SCHOLARGRAPH_HEAP", "1g")
     return Settings.load(env=env)
 
@@ -87,8 +89,13 @@ def store(neo4j_settings):
 
 @pytest.fixture
 def spare_settings(tmp_path, neo4j_settings):
-    """Settings for a second, throw-away managed server (lifecycle tests must not stop the shared one)."""
+    """Settings for a second, throw-away managed server (lifecycle tests must not stop the shared one).
+
+    Ports: the test server has Bolt P and HTTP P+2 (by default); the spare one Bolt P+1 and HTTP P+4
+    (P+3 is the Bolt port of the bulk-import tests' server).
+    """
     return replace(neo4j_settings, home=tmp_path / "home", neo4j_port=neo4j_settings.neo4j_port + 1,
+                   neo4j_http_port=neo4j_settings.neo4j_port + 4,
                    neo4j_uri=None, neo4j_password=None, heap="512m", pagecache="64m")
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from scholargraph.config import APOC_VERSION, BROWSER_VERSION, GDS_VERSION, NEO4J_VERSION, Settings
 from scholargraph.errors import ServerError
+from scholargraph.graph import browser_guide
 
 LAUNCHER_CLASS = "ScholargraphNeo4j"
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -44,6 +45,8 @@ class ServerStatus:
     version: str | None
     store_bytes: int
     home: Path
+    # The Neo4j Browser (http://127.0.0.1:PORT/browser/), or None when the HTTP port is 0 / was off.
+    browser_url: str | None = None
 
 
 def _runtime_dir(settings: Settings) -> Path:
@@ -60,6 +63,15 @@ def _pid_file(settings: Settings) -> Path:
 
 def _port_file(settings: Settings) -> Path:
     return _run_dir(settings) / "port"
+
+
+def _http_port_file(settings: Settings) -> Path:
+    return _run_dir(settings) / "http_port"
+
+
+def _browser_jar(settings: Settings) -> Path:
+    """The Neo4j Browser jar with the query library's guide added (see browser_guide)."""
+    return settings.home / "browser" / f"neo4j-browser-{BROWSER_VERSION}-scholargraph.jar"
 
 
 def log_file(settings: Settings) -> Path:
@@ -272,23 +284,46 @@ def _running_port(settings: Settings) -> int:
         return settings.neo4j_port
 
 
+def _running_http_port(settings: Settings) -> int:
+    """The HTTP port of the running server (0: off; a server started without the file had it off)."""
+    try:
+        return int(_http_port_file(settings).read_text().strip())
+    except (OSError, ValueError):
+        return 0
+
+
+def browser_url(http_port: int) -> str | None:
+    return f"http://127.0.0.1:{http_port}/browser/" if http_port > 0 else None
+
+
+def _port_in_use(port: int, variable: str, hint: str = "") -> ServerError:
+    return ServerError(f"port {port} on 127.0.0.1 is already in use by another program: "
+                       f"set {variable} to a free port{hint}")
+
+
 def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> ServerStatus:
     """Start the managed server, or reuse the one already running for this home."""
     if not settings.managed:
         raise ServerError(f"SCHOLARGRAPH_NEO4J_URI is set ({settings.neo4j_uri}): the managed server is not used")
     pid = running_pid(settings)
     if pid is not None:
-        _wait_ready(settings, pid, _running_port(settings), timeout)
+        _wait_ready(settings, pid, _running_port(settings), timeout, http_port=_running_http_port(settings))
         return status(settings)
-    runtime = provision(settings, quiet=quiet)
     port = settings.neo4j_port
-    # A server killed a moment ago may still hold its socket while the kernel tears it down.
+    http_port = settings.neo4j_http_port
+    if port == http_port:
+        raise ServerError(f"SCHOLARGRAPH_NEO4J_PORT and SCHOLARGRAPH_NEO4J_HTTP_PORT are both {port}: "
+                          "give the Bolt and the HTTP port different values")
+    runtime = provision(settings, quiet=quiet)
+    # A server killed a moment ago may still hold its sockets while the kernel tears them down.
+    ports = [p for p in (port, http_port) if p > 0]
     deadline = time.monotonic() + 10
-    while _port_open(port) and time.monotonic() < deadline:
+    while any(_port_open(p) for p in ports) and time.monotonic() < deadline:
         time.sleep(0.2)
     if _port_open(port):
-        raise ServerError(f"port {port} on 127.0.0.1 is already in use by another program: "
-                          "set SCHOLARGRAPH_NEO4J_PORT to a free port")
+        raise _port_in_use(port, "SCHOLARGRAPH_NEO4J_PORT")
+    if http_port > 0 and _port_open(http_port):
+        raise _port_in_use(http_port, "SCHOLARGRAPH_NEO4J_HTTP_PORT", ", or 0 to turn the Neo4j Browser off")
     home = settings.home
     for sub in ("run", "logs", "plugins"):
         (home / sub).mkdir(parents=True, exist_ok=True)
@@ -296,7 +331,15 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     _sync_plugins(plugin_dirs, home / "plugins")
     # APOC registers extensions through the classpath ServiceLoader, which embedded mode does not
     # extend to plugins/; its jars go on both (class loading is parent-first, so one copy is used).
-    classpath = os.pathsep.join([str(_launcher_classes(runtime)), str(runtime / "lib" / "*"),
+    browser = []
+    original = runtime / "lib" / f"neo4j-browser-{BROWSER_VERSION}.jar"
+    guide = http_port > 0 and original.exists()
+    if guide:
+        # The query library as a Browser guide, rebuilt on every start (it follows the library's files),
+        # in a copy of the Browser jar that goes ahead of the original: the first browser/ is served.
+        page = browser_guide.library_guide()
+        browser.append(str(browser_guide.write_browser_jar(original, _browser_jar(settings), page)))
+    classpath = os.pathsep.join([str(_launcher_classes(runtime)), *browser, str(runtime / "lib" / "*"),
                                  *(str(d / "*") for d in plugin_dirs)])
     env = dict(os.environ)
     env.pop("SCHOLARGRAPH_NEO4J_PASSWORD", None)
@@ -304,15 +347,19 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
         # Passed in the environment, never on the command line, so `ps` cannot show it.
         env["SCHOLARGRAPH_NEO4J_PASSWORD"] = settings.neo4j_password
     env["SCHOLARGRAPH_NEO4J_PAGECACHE"] = settings.pagecache
+    env.pop("SCHOLARGRAPH_NEO4J_BROWSER_GUIDE", None)
+    if guide:
+        env["SCHOLARGRAPH_NEO4J_BROWSER_GUIDE"] = browser_guide.guide_url(http_port)
     cmd = [_java(settings), f"-Xmx{settings.heap}", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError",
-           "-Dfile.encoding=UTF-8", "-cp", classpath, LAUNCHER_CLASS, str(home), str(port)]
+           "-Dfile.encoding=UTF-8", "-cp", classpath, LAUNCHER_CLASS, str(home), str(port), str(http_port)]
     log = log_file(settings)
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True, cwd=str(home))
     _pid_file(settings).write_text(str(proc.pid))
     _port_file(settings).write_text(str(port))
-    _wait_ready(settings, proc.pid, port, timeout, proc)
+    _http_port_file(settings).write_text(str(http_port))
+    _wait_ready(settings, proc.pid, port, timeout, proc, http_port=http_port)
     return status(settings)
 
 
@@ -330,7 +377,7 @@ def _sync_plugins(provided_dirs: list[Path], plugins: Path) -> None:
 
 
 def _wait_ready(settings: Settings, pid: int, port: int, timeout: float,
-                proc: subprocess.Popen | None = None) -> None:
+                proc: subprocess.Popen | None = None, http_port: int = 0) -> None:
     ready = _run_dir(settings) / "ready"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -339,7 +386,7 @@ def _wait_ready(settings: Settings, pid: int, port: int, timeout: float,
                               f"{_last_error_line(settings)} (log: {log_file(settings)})")
         if proc is None and not _is_our_server(pid):
             raise ServerError(f"Neo4j (pid {pid}) stopped while starting; see {log_file(settings)}")
-        if ready.exists() and _port_open(port):
+        if ready.exists() and _port_open(port) and (http_port <= 0 or _port_open(http_port)):
             return
         time.sleep(0.2)
     raise ServerError(f"Neo4j did not become ready within {timeout:.0f}s; see {log_file(settings)}")
@@ -406,9 +453,10 @@ def status(settings: Settings) -> ServerStatus:
     if pid is not None and ready.exists():
         version = ready.read_text().strip() or None
     port = _running_port(settings) if pid is not None else settings.neo4j_port
+    http_port = _running_http_port(settings) if pid is not None else settings.neo4j_http_port
     return ServerStatus(running=pid is not None, pid=pid, uri=f"bolt://127.0.0.1:{port}",
                         version=version or NEO4J_VERSION, store_bytes=_dir_size(settings.home / "neo4j"),
-                        home=settings.home)
+                        home=settings.home, browser_url=browser_url(http_port))
 
 
 def tail_logs(settings: Settings, lines: int = 50) -> list[str]:

@@ -1,8 +1,13 @@
-// Embedded Neo4j with Bolt on 127.0.0.1: the managed local server of scholargraph.
+// Embedded Neo4j with Bolt (and HTTP: the Neo4j Browser and the HTTP API) on 127.0.0.1:
+// the managed local server of scholargraph.
 //
-// Usage: java -cp <jars> ScholargraphNeo4j <home-dir> <port>
-// Environment: SCHOLARGRAPH_NEO4J_PASSWORD (optional; turns authentication on; never logged),
-//              SCHOLARGRAPH_NEO4J_PAGECACHE (e.g. "512m").
+// Usage: java -cp <jars> ScholargraphNeo4j <home-dir> <bolt-port> [<http-port>]
+//        An HTTP port of 0 (or none) leaves the HTTP connector off. The Browser is served from the
+//        neo4j-browser jar on the classpath.
+// Environment: SCHOLARGRAPH_NEO4J_PASSWORD (optional; turns authentication on, for Bolt and HTTP alike;
+//              never logged),
+//              SCHOLARGRAPH_NEO4J_PAGECACHE (e.g. "512m"),
+//              SCHOLARGRAPH_NEO4J_BROWSER_GUIDE (optional; the URL of a Browser guide played on connect).
 // Writes <home>/run/ready once Bolt accepts connections; removes it on shutdown.
 // SIGTERM (or Ctrl-C) runs the shutdown hook, which shuts the DBMS down cleanly.
 
@@ -22,15 +27,19 @@ import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 import org.neo4j.io.ByteUnit;
 import org.neo4j.kernel.internal.Version;
+import org.neo4j.server.configuration.ServerSettings;
 
 public final class ScholargraphNeo4j {
     public static void main(String[] args) throws Exception {
-        if (args.length != 2) {
-            System.err.println("usage: ScholargraphNeo4j <home-dir> <port>");
+        if (args.length != 2 && args.length != 3) {
+            System.err.println("usage: ScholargraphNeo4j <home-dir> <bolt-port> [<http-port>]");
             System.exit(2);
         }
         Path home = Path.of(args[0]).toAbsolutePath();
         int port = Integer.parseInt(args[1]);
+        int httpPort = args.length == 3 ? Integer.parseInt(args[2]) : 0;
+        boolean http = httpPort > 0;
+        String guide = System.getenv().getOrDefault("SCHOLARGRAPH_NEO4J_BROWSER_GUIDE", "");
         String password = System.getenv("SCHOLARGRAPH_NEO4J_PASSWORD");
         boolean auth = password != null && !password.isEmpty();
         String pagecache = System.getenv().getOrDefault("SCHOLARGRAPH_NEO4J_PAGECACHE", "512m");
@@ -44,13 +53,28 @@ public final class ScholargraphNeo4j {
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
                 .setConfig(BoltConnector.advertised_address, new SocketAddress("127.0.0.1", port))
-                .setConfig(HttpConnector.enabled, false)
+                .setConfig(HttpConnector.enabled, http)
                 .setConfig(GraphDatabaseSettings.auth_enabled, auth)
                 .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.parse(pagecache))
                 .setConfig(GraphDatabaseSettings.plugin_dir, home.resolve("plugins"))
                 .setConfig(GraphDatabaseSettings.procedure_unrestricted, List.of("apoc.*", "gds.*"))
                 .setConfig(GraphDatabaseSettings.logs_directory, home.resolve("logs"))
                 .setConfig(GraphDatabaseSettings.transaction_timeout, Duration.ZERO);
+        if (http) {
+            // Loopback only, like Bolt. With auth on, the HTTP API asks for basic auth; the Browser's
+            // static files do not (they hold no data), and the Browser itself logs in over Bolt.
+            builder.setConfig(HttpConnector.listen_address, new SocketAddress("127.0.0.1", httpPort))
+                    .setConfig(HttpConnector.advertised_address, new SocketAddress("127.0.0.1", httpPort))
+                    // Guides may be fetched from this server under either loopback name.
+                    .setConfig(ServerSettings.browser_remote_content_hostname_whitelist,
+                            "guides.neo4j.com,localhost,127.0.0.1")
+                    // Not Neo4j's default "*": other web pages the user visits may not send Cypher here.
+                    .setConfig(ServerSettings.http_access_control_allow_origin,
+                            "http://127.0.0.1:" + httpPort);
+            if (!guide.isEmpty()) {
+                builder.setConfig(ServerSettings.browser_post_connect_cmd, "play " + guide);
+            }
+        }
         DatabaseManagementService dbms = builder.build();
 
         CountDownLatch stopped = new CountDownLatch(1);
@@ -77,7 +101,9 @@ public final class ScholargraphNeo4j {
 
         Files.writeString(ready, Version.getNeo4jVersion() + "\n", StandardCharsets.UTF_8);
         System.out.println("scholargraph-neo4j: Neo4j " + Version.getNeo4jVersion()
-                + " ready, bolt://127.0.0.1:" + port + (auth ? " (auth on)" : " (auth off)"));
+                + " ready, bolt://127.0.0.1:" + port
+                + (http ? ", Browser http://127.0.0.1:" + httpPort + "/browser/" : ", HTTP off")
+                + (auth ? " (auth on)" : " (auth off)"));
         stopped.await();
     }
 }

@@ -30,6 +30,7 @@ def test_start_is_idempotent_status_and_stop(spare_settings):
     st = local_server.start(spare_settings, quiet=True)
     try:
         assert st.running and st.pid and st.uri == f"bolt://127.0.0.1:{spare_settings.neo4j_port}"
+        assert st.browser_url == f"http://127.0.0.1:{spare_settings.neo4j_http_port}/browser/"
         assert st.version.startswith("5.26")
         again = local_server.start(spare_settings, quiet=True)
         assert again.pid == st.pid  # reused, not a second server
