@@ -12,6 +12,7 @@ APOC_VERSION = "5.26.19"  # newest apoc-core of the 5.26 line that resolved
 BROWSER_VERSION = "5.24.0"  # org.neo4j.client:neo4j-browser (no 5.26.x on Maven Central)
 GDS_VERSION = "2.13.9"  # Graph Data Science for Neo4j 5.26 (opt-in: SCHOLARGRAPH_PLUGINS=apoc,gds)
 DEFAULT_PORT = 7687
+DEFAULT_HTTP_PORT = 7474  # the Neo4j Browser and the HTTP API of the managed server; 0 turns them off
 
 
 def _default_home() -> Path:
@@ -31,6 +32,8 @@ class Settings:
     # so that several homes (tests, demo, user) share one download.
     cache: Path = field(default_factory=_default_cache)
     neo4j_port: int = DEFAULT_PORT
+    # HTTP port of the managed server (the Neo4j Browser and the HTTP API, 127.0.0.1 only); 0: no HTTP.
+    neo4j_http_port: int = DEFAULT_HTTP_PORT
     # When set, commands use this server and never start the managed one.
     neo4j_uri: str | None = None
     neo4j_user: str = "neo4j"
@@ -49,6 +52,11 @@ class Settings:
     @property
     def uri(self) -> str:
         return self.neo4j_uri or f"bolt://127.0.0.1:{self.neo4j_port}"
+
+    @property
+    def database_target(self) -> str:
+        """The database commands write to, as ingest checkpoints name it (server URI and database)."""
+        return f"{self.uri}/{self.neo4j_database or ''}"
 
     @property
     def models_dir(self) -> Path:
@@ -81,7 +89,7 @@ class Settings:
             raw = values[f.name]
             if f.name in ("home", "cache"):
                 coerced[f.name] = Path(str(raw)).expanduser()
-            elif f.name == "neo4j_port":
+            elif f.name in ("neo4j_port", "neo4j_http_port"):
                 coerced[f.name] = int(raw)
             else:
                 coerced[f.name] = str(raw)

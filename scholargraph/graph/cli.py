@@ -34,7 +34,7 @@ def neo4j_group() -> None:
 @neo4j_group.command("start")
 @click.option("--password", envvar="SCHOLARGRAPH_NEO4J_PASSWORD", default=None,
               help="Turn authentication on with this password for user neo4j (never printed).")
-@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for Bolt.")
+@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for Bolt (and HTTP).")
 @click.pass_obj
 def start_cmd(obj, password: str | None, timeout: float) -> None:
     """Start the managed server (or reuse the running one)."""
@@ -46,6 +46,8 @@ def start_cmd(obj, password: str | None, timeout: float) -> None:
         click.echo(f"Neo4j {st.version} already running at {st.uri} (pid {st.pid})")
     else:
         click.echo(f"Neo4j {st.version} started at {st.uri} (pid {st.pid}) in {time.monotonic() - t0:.1f}s")
+    if st.browser_url:
+        click.echo(f"Neo4j Browser: {st.browser_url} (the query library's guide opens on connect)")
 
 
 @neo4j_group.command("stop")
@@ -62,11 +64,12 @@ def stop_cmd(obj, timeout: float) -> None:
 @neo4j_group.command("status")
 @click.pass_obj
 def status_cmd(obj) -> None:
-    """Version, URI, pid and store size of the managed server."""
+    """Version, URI, Browser URL, pid and store size of the managed server."""
     st = local_server.status(obj.settings)
     click.echo(f"state:   {'running' if st.running else 'stopped'}")
     click.echo(f"version: Neo4j {st.version}")
     click.echo(f"uri:     {st.uri}")
+    click.echo(f"browser: {st.browser_url or '-'}")
     click.echo(f"pid:     {st.pid if st.pid else '-'}")
     click.echo(f"home:    {st.home}")
     click.echo(f"store:   {_human_bytes(st.store_bytes)}")
@@ -149,7 +152,12 @@ def reset_cmd(obj, yes: bool) -> None:
     with open_store(obj.settings, quiet=obj.quiet) as store:
         store.reset()
         left = sum(store.stats()["nodes"].values())
-    click.echo(f"database emptied ({left} nodes left)")
+    # Ingest checkpoints of this database would skip files whose records are gone now.
+    from scholargraph.ingest.loader import Checkpoint
+
+    forgotten = Checkpoint.forget_target(obj.settings.checkpoints_dir, obj.settings.database_target)
+    click.echo(f"database emptied ({left} nodes left)" + (f"; {forgotten} ingest checkpoint(s) forgotten"
+                                                         if forgotten else ""))
 
 
 @click.command("features")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import re
 import uuid
@@ -277,6 +278,28 @@ class Neo4jStore:
         rels = {r["type"]: r["n"] for r in self.run_read("store/stats_relationships")}
         stubs = self.run_read("store/stats_stubs")[0]["stubs"]
         return {"nodes": labels, "relationships": rels, "stubs": {"Paper": stubs}}
+
+    def has_data(self) -> bool:
+        """Whether any node other than a migration marker exists."""
+        return bool(self.run_read("store/has_data")[0]["hasData"])
+
+    def fill_empty_sources(self) -> None:
+        """Give `sources = []` to the authors and ingested papers a bulk import left without it."""
+        self.run_autocommit("store/fill_empty_sources")
+
+    def canonical_dump(self, volatile: Sequence[str] = ("ingestedAt", "ranAt")) -> list[str]:
+        """The graph as sorted JSON lines (nodes by labels and properties, relationships by type, ends and
+        properties), independent of internal ids and load order: two loads of the same inputs give the
+        same lines. A `volatile` property (a load or migration timestamp) shows only whether it is set."""
+        def clean(props: dict) -> dict:
+            return {k: ("<set>" if k in volatile else v) for k, v in props.items()}
+
+        lines = [json.dumps(["node", sorted(r["labels"]), clean(r["props"])], sort_keys=True, default=str)
+                 for r in self.stream("store/dump_nodes")]
+        lines += [json.dumps(["rel", r["type"], sorted(r["startLabels"]), r["startId"], sorted(r["endLabels"]),
+                              r["endId"], clean(r["props"])], sort_keys=True, default=str)
+                  for r in self.stream("store/dump_relationships")]
+        return sorted(lines)
 
     def reset(self) -> None:
         """Delete every node and relationship, in bounded transactions."""

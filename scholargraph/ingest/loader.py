@@ -92,10 +92,11 @@ class Checkpoint:
     """Per-command progress: for each input, how many raw records are committed, and the size of
     the quarantine file at that moment (so a resumed run can drop quarantine lines it will redo)."""
 
-    def __init__(self, path: Path, key: str):
+    def __init__(self, path: Path, key: str, target: str = ""):
         self.path = path
         self.key = key
-        self.state: dict = {"version": CHECKPOINT_VERSION, "key": key, "files": {}, "quarantine_offset": None}
+        self.state: dict = {"version": CHECKPOINT_VERSION, "key": key, "files": {}, "quarantine_offset": None,
+                            "target": target}
 
     @classmethod
     def for_command(cls, directory: Path, fmt: str, inputs: Sequence[str], quarantine: Path,
@@ -105,7 +106,21 @@ class Checkpoint:
         ident = json.dumps([fmt, [os.path.abspath(p) for p in inputs], str(quarantine.resolve())]
                            + ([target] if target else []))
         key = hashlib.sha256(ident.encode()).hexdigest()[:16]
-        return cls(directory / f"ingest-{fmt}-{key}.json", key)
+        return cls(directory / f"ingest-{fmt}-{key}.json", key, target)
+
+    @staticmethod
+    def forget_target(directory: Path, target: str) -> int:
+        """Delete the checkpoints of every ingest into `target` (its database was replaced or emptied, so
+        what they say is committed is gone); returns how many."""
+        forgotten = 0
+        for path in directory.glob("ingest-*.json"):
+            try:
+                if json.loads(path.read_text()).get("target") == target:
+                    path.unlink()
+                    forgotten += 1
+            except (OSError, ValueError):
+                continue
+        return forgotten
 
     def load(self) -> bool:
         try:

@@ -1,0 +1,75 @@
+"""Neo4j's offline importer (`neo4j-admin database import full`) run on the managed server's store.
+
+The importer writes store files directly, so the server must be stopped while it runs; it replaces the
+default database (`--overwrite-destination`), which the caller has checked is empty. The entry point
+is `org.neo4j.cli.AdminTool` from the jars `local_server.provision` fetched; it reads NEO4J_HOME and
+NEO4J_CONF, here the managed server's home (the embedded DBMS keeps its store under <home>/neo4j).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from scholargraph.config import Settings
+from scholargraph.errors import ServerError
+from scholargraph.graph import local_server
+
+ADMIN_TOOL = "org.neo4j.cli.AdminTool"
+DATABASE = "neo4j"  # Community Edition's one user database
+
+
+def import_command(files: dict[str, list[str]], array_delimiter: str, report: Path) -> list[str]:
+    """The `neo4j-admin` arguments for CSV files given as 'Label=path' (nodes) and 'TYPE=path'."""
+    # The database name goes first: --nodes/--relationships take a variable number of files.
+    args = ["database", "import", "full", DATABASE, "--overwrite-destination=true", "--id-type=INTEGER",
+            f"--array-delimiter=U+{ord(array_delimiter):04X}", "--multiline-fields=true",
+            "--skip-bad-relationships=false", "--skip-duplicate-nodes=false", f"--report-file={report}"]
+    args += [f"--nodes={spec}" for spec in files["nodes"]]
+    args += [f"--relationships={spec}" for spec in files["relationships"]]
+    return args
+
+
+def run_import(settings: Settings, files: dict[str, list[str]], array_delimiter: str, work_dir: Path,
+               quiet: bool = False) -> float:
+    """Stop the managed server, import `files` into its default database, start it again. Seconds spent
+    in the importer. Raises ServerError (with the importer's last lines) when it fails; the server is
+    started again either way."""
+    if not settings.managed:
+        raise ServerError("the offline importer needs the managed local Neo4j; with SCHOLARGRAPH_NEO4J_URI set, "
+                          "run neo4j-admin database import on that server (or ingest without --bulk)")
+    runtime = local_server.provision(settings, quiet=True)
+    home = settings.home / "neo4j"
+    conf_dir = work_dir / "conf"
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    (conf_dir / "neo4j.conf").write_text(
+        f"server.directories.data={home / 'data'}\nserver.directories.logs={settings.home / 'logs'}\n")
+    env = dict(os.environ, NEO4J_HOME=str(home), NEO4J_CONF=str(conf_dir))
+    log_path = work_dir / "import.log"
+    cmd = [local_server._java(settings), f"-Xmx{settings.heap}", "-Dfile.encoding=UTF-8",
+           "-cp", str(runtime / "lib" / "*"), ADMIN_TOOL,
+           *import_command(files, array_delimiter, work_dir / "import.report")]
+    local_server.stop(settings)
+    t0 = time.perf_counter()
+    try:
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                    stdin=subprocess.DEVNULL)
+            assert proc.stdout is not None
+            for line in proc.stdout:  # the importer's own progress, shown unless --quiet
+                log.write(line)
+                if not quiet:
+                    sys.stderr.write(line)
+            code = proc.wait()
+        seconds = time.perf_counter() - t0
+        if code != 0:
+            lines = [ln.strip() for ln in log_path.read_text(errors="replace").splitlines()]
+            said = [ln for ln in lines if ln and not ln.startswith("at ")][-2:]  # not the stack trace
+            raise ServerError(f"neo4j-admin database import failed (exit {code}): {' | '.join(said)} "
+                              f"(log: {log_path})")
+        return seconds
+    finally:
+        local_server.start(settings, quiet=True)
