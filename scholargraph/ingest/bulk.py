@@ -16,11 +16,13 @@ and aliases are held in memory (a few hundred bytes each).
 
 from __future__ import annotations
 
+import gc
 import marshal
 import os
 import tempfile
 from array import array
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +41,20 @@ _LIVE, _STUB, _INGESTED = 1, 2, 4
 # Array elements inside one CSV field (the importer's --array-delimiter): a control character that
 # ids never contain.
 ARRAY_DELIMITER = "\x1f"
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Staging holds millions of long-lived, acyclic objects (ids, authors): with the cyclic collector
+    on, every full collection walks them all, over half the staging time at 1M papers (measured: 44 s
+    against 19 s for 200k records). Reference counting still frees everything else."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class _SpillFile:

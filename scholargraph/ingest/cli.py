@@ -15,7 +15,7 @@ from scholargraph.graph import admin_import
 from scholargraph.graph.cli import migration_summary
 from scholargraph.graph.connect import open_store
 from scholargraph.graph.neo4j_store import Neo4jStore
-from scholargraph.ingest.bulk import ARRAY_DELIMITER, BulkStaging
+from scholargraph.ingest.bulk import ARRAY_DELIMITER, BulkStaging, collector_paused
 from scholargraph.ingest.loader import Checkpoint, IngestSummary, ingest
 from scholargraph.ingest.normalize import FORMATS
 
@@ -103,8 +103,9 @@ def _bulk_ingest(settings: Settings, fmt: str, paths: list[str], quarantine: Pat
         t0 = time.perf_counter()
         # The loader as for a transactional ingest (same parsing, batches, quarantine); no resume:
         # the staging lives only as long as this command.
-        summary = ingest(staging, fmt, paths, quarantine_path=quarantine, checkpoint_dir=work / "checkpoints",
-                         batch_size=batch_size, restart=True, quiet=quiet)
+        with collector_paused():
+            summary = ingest(staging, fmt, paths, quarantine_path=quarantine, checkpoint_dir=work / "checkpoints",
+                             batch_size=batch_size, restart=True, quiet=quiet)
         t1 = time.perf_counter()
         files, staged = staging.write_import_files(work / "csv", quiet=quiet)
         t2 = time.perf_counter()
