@@ -6,6 +6,13 @@ and the ratio against one transaction per record (the naive baseline, measured o
 
     .venv/bin/python bench/ingest.py [--acm ../shared/data/acm-cr/acm-dl] [--synthetic-papers 1000000]
 
+With --bulk (needs the managed server): the synthetic file end to end through `ingest --bulk` (parse,
+stage, import files, neo4j-admin import with the server stopped, schema) beside the transactional
+ingest of the same file in the same run (papers/s and the ratio; --transactional-records N measures the
+transactional path on the first N records only, to save time, and says so):
+
+    .venv/bin/python bench/ingest.py --skip-acm --bulk --synthetic-papers 1000000 [--synthetic-file F]
+
 Uses SCHOLARGRAPH_NEO4J_URI when set, else a throw-away managed server in a temporary home.
 The database is emptied before each measurement.
 """
@@ -60,7 +67,7 @@ def _files(path: str) -> list[str]:
 
 
 def measure(store: Neo4jStore, fmt: str, path: str, batch_size: int, tmp: Path, label: str,
-            baseline_records: int, writers: int = 1) -> None:
+            baseline_records: int, writers: int = 1) -> float:
     baseline = per_record_baseline(store, fmt, path, baseline_records)
     store.reset()
     t0 = time.perf_counter()
@@ -78,6 +85,30 @@ def measure(store: Neo4jStore, fmt: str, path: str, batch_size: int, tmp: Path, 
     print(f"  quarantined {summary.quarantined:,} {dict(summary.quarantine_reasons)}, "
           f"dropped {summary.dropped:,} {dict(summary.drop_reasons)}")
     print(f"  peak RSS of the ingest process so far: {peak_rss_mib():,.0f} MiB")
+    return papers_s
+
+
+def children_peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def measure_bulk(settings, path: str, tmp: Path, label: str, batch_size: int) -> float:
+    """`ingest --bulk` of `path` into the (empty) managed database; returns papers/s end to end."""
+    from scholargraph.ingest.bulk_load import bulk_ingest
+
+    t0 = time.perf_counter()
+    report = bulk_ingest(settings, "aminer", [path], quarantine_path=tmp / f"{label}.bulk.quarantine.jsonl",
+                         batch_size=batch_size, import_root=tmp / "import", quiet=True)
+    wall = time.perf_counter() - t0
+    s = report.summary
+    print(f"{label} --bulk: {s.read:,} records, {s.written:,} papers, {s.authorships + s.citations:,} edges "
+          f"in {wall:.1f}s end to end: {s.written / wall:,.0f} papers/s")
+    for line in report.lines():
+        print("  " + line)
+    print(f"  peak RSS: this process (parse, staging, import files) {peak_rss_mib():,.0f} MiB; "
+          f"importer {report.importer_peak_memory} (its own report); largest child process so far "
+          f"{children_peak_rss_mib():,.0f} MiB")
+    return s.written / wall
 
 
 def main() -> None:
@@ -89,6 +120,12 @@ def main() -> None:
     ap.add_argument("--baseline-records", type=int, default=300)
     ap.add_argument("--writers", type=int, default=1, help="writer threads of the loader")
     ap.add_argument("--skip-acm", action="store_true")
+    ap.add_argument("--bulk", action="store_true",
+                    help="measure `ingest --bulk` on the synthetic file beside the transactional path")
+    ap.add_argument("--synthetic-file", default=None,
+                    help="an AMiner file to use instead of generating --synthetic-papers (same generator output)")
+    ap.add_argument("--transactional-records", type=int, default=0,
+                    help="with --bulk: time the transactional path on the first N records only (0: all)")
     ap.add_argument("--keep", action="store_true",
                     help="leave the last corpus in the database (with SCHOLARGRAPH_NEO4J_URI, for bench/features.py "
                          "--reuse)")
@@ -106,17 +143,39 @@ def main() -> None:
                         args.writers)
             else:
                 print(f"ACM-CR not found at {args.acm}: skipped")
-            if args.synthetic_papers:
-                from scholargraph.ingest import synth
-
-                out = work / "synth"
-                t0 = time.perf_counter()
-                synth.generate(synth.SynthParams(papers=args.synthetic_papers, seed=7), out)
-                print(f"generated {args.synthetic_papers:,} synthetic papers in {time.perf_counter() - t0:.1f}s")
-                measure(store, "aminer", str(out / "corpus.aminer.jsonl"), args.batch_size, work,
-                        f"synthetic {args.synthetic_papers:,}", args.baseline_records, args.writers)
+            if args.synthetic_papers or args.synthetic_file:
+                corpus = args.synthetic_file or _generate(work, args.synthetic_papers)
+                label = f"synthetic {args.synthetic_papers or Path(corpus).name}"
+                if args.bulk:
+                    store.reset()
+                    bulk_rate = measure_bulk(settings, corpus, work, label, args.batch_size)
+                    store.close()  # the bulk load restarted the server: a fresh connection
+                    store = Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password,
+                                       settings.neo4j_database)
+                    if args.transactional_records:
+                        head = work / "transactional-head.jsonl"
+                        with open(corpus, "rb") as src, open(head, "wb") as dst:
+                            dst.writelines(itertools.islice(src, args.transactional_records))
+                        corpus, label = str(head), f"{label} (first {args.transactional_records:,} records)"
+                    tx_rate = measure(store, "aminer", corpus, args.batch_size, work, label,
+                                      args.baseline_records, args.writers)
+                    print(f"bulk vs transactional (papers/s, same machine, same run): {bulk_rate:,.0f} / "
+                          f"{tx_rate:,.0f} = {bulk_rate / tx_rate:.2f}x")
+                else:
+                    measure(store, "aminer", corpus, args.batch_size, work, label, args.baseline_records,
+                            args.writers)
             if not args.keep:
                 store.reset()
+
+
+def _generate(work: Path, papers: int) -> str:
+    from scholargraph.ingest import synth
+
+    out = work / "synth"
+    t0 = time.perf_counter()
+    synth.generate(synth.SynthParams(papers=papers, seed=7), out)
+    print(f"generated {papers:,} synthetic papers in {time.perf_counter() - t0:.1f}s")
+    return str(out / "corpus.aminer.jsonl")
 
 
 if __name__ == "__main__":

@@ -9,9 +9,11 @@ NEO4J_CONF, here the managed server's home (the embedded DBMS keeps its store un
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from scholargraph.config import Settings
@@ -33,11 +35,16 @@ def import_command(files: dict[str, list[str]], array_delimiter: str, report: Pa
     return args
 
 
+@dataclass(frozen=True)
+class ImportRun:
+    seconds: float
+    peak_memory: str | None  # as the importer reports it ("1.004GiB")
+
+
 def run_import(settings: Settings, files: dict[str, list[str]], array_delimiter: str, work_dir: Path,
-               quiet: bool = False) -> float:
-    """Stop the managed server, import `files` into its default database, start it again. Seconds spent
-    in the importer. Raises ServerError (with the importer's last lines) when it fails; the server is
-    started again either way."""
+               quiet: bool = False) -> ImportRun:
+    """Stop the managed server, import `files` into its default database, start it again. Raises
+    ServerError (with the importer's last lines) when it fails; the server is started again either way."""
     if not settings.managed:
         raise ServerError("the offline importer needs the managed local Neo4j; with SCHOLARGRAPH_NEO4J_URI set, "
                           "run neo4j-admin database import on that server (or ingest without --bulk)")
@@ -70,6 +77,7 @@ def run_import(settings: Settings, files: dict[str, list[str]], array_delimiter:
             said = [ln for ln in lines if ln and not ln.startswith("at ")][-2:]  # not the stack trace
             raise ServerError(f"neo4j-admin database import failed (exit {code}): {' | '.join(said)} "
                               f"(log: {log_path})")
-        return seconds
+        peak = re.search(r"Peak memory usage: (\S+)", log_path.read_text(errors="replace"))
+        return ImportRun(seconds, peak.group(1) if peak else None)
     finally:
         local_server.start(settings, quiet=True)

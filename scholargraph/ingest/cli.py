@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from pathlib import Path
 
 import click
 
-from scholargraph.config import Settings
-from scholargraph.errors import UsageError
-from scholargraph.graph import admin_import
 from scholargraph.graph.cli import migration_summary
 from scholargraph.graph.connect import open_store
-from scholargraph.graph.neo4j_store import Neo4jStore
-from scholargraph.ingest.bulk import ARRAY_DELIMITER, BulkStaging, collector_paused
-from scholargraph.ingest.loader import Checkpoint, IngestSummary, ingest
+from scholargraph.ingest.bulk_load import bulk_ingest, prepare_store
+from scholargraph.ingest.loader import ingest
 from scholargraph.ingest.normalize import FORMATS
 
 
@@ -54,12 +49,13 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
     quarantine = Path(quarantine_file) if quarantine_file else settings.home / "quarantine" / f"ingest-{fmt}.jsonl"
     t0 = time.perf_counter()
     if bulk:
-        summary, phases = _bulk_ingest(settings, fmt, list(paths), quarantine, batch_size,
-                                       Path(import_dir) if import_dir else settings.home / "import",
-                                       keep_import_files, obj.quiet)
+        report = bulk_ingest(settings, fmt, list(paths), quarantine_path=quarantine, batch_size=batch_size,
+                             import_root=Path(import_dir) if import_dir else None, keep_files=keep_import_files,
+                             quiet=obj.quiet, on_migration=_echo_migration)
+        summary, phases = report.summary, report.lines()
     else:
         with open_store(settings, quiet=obj.quiet) as store:
-            _prepare(store)
+            prepare_store(store, on_migration=_echo_migration)
             summary = ingest(store, fmt, list(paths), quarantine_path=quarantine,
                              checkpoint_dir=settings.checkpoints_dir, batch_size=batch_size, restart=restart,
                              quiet=obj.quiet, writers=writers,
@@ -74,60 +70,5 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
         sys.exit(3)
 
 
-def _prepare(store: Neo4jStore) -> None:
-    """Schema and id migration before (transactional) or after (bulk) a load."""
-    store.apply_schema()
-    if not store.ids_migrated():
-        # A graph from before ids were whitespace-free: rename its ids first, or this ingest would
-        # create a second node beside each old one ('name:ann_lee' beside 'name:ann lee').
-        counts = store.migrate_ids()
-        if any(counts.values()):
-            click.echo(migration_summary(counts), err=True)
-
-
-def _bulk_ingest(settings: Settings, fmt: str, paths: list[str], quarantine: Path, batch_size: int,
-                 import_root: Path, keep_files: bool, quiet: bool) -> tuple[IngestSummary, list[str]]:
-    """Parse and stage as the transactional path would write, write the importer's CSV files, run the
-    importer with the server stopped, then create the schema (Community refuses it during the import)."""
-    if not settings.managed:
-        raise UsageError("--bulk runs Neo4j's offline importer on the managed local server; with "
-                         "SCHOLARGRAPH_NEO4J_URI set, ingest without --bulk")
-    with open_store(settings, quiet=quiet) as store:
-        if store.has_data():
-            raise UsageError("--bulk loads into an empty database and this one has data: ingest without --bulk "
-                             "to add to it (or `scholargraph db reset` first)")
-        ingested_at = store.server_time()
-    work = import_root / f"bulk-{time.strftime('%Y%m%d-%H%M%S')}-{fmt}"
-    staging = BulkStaging(work / "staging", ingested_at)
-    try:
-        t0 = time.perf_counter()
-        # The loader as for a transactional ingest (same parsing, batches, quarantine); no resume:
-        # the staging lives only as long as this command.
-        with collector_paused():
-            summary = ingest(staging, fmt, paths, quarantine_path=quarantine, checkpoint_dir=work / "checkpoints",
-                             batch_size=batch_size, restart=True, quiet=quiet)
-        t1 = time.perf_counter()
-        files, staged = staging.write_import_files(work / "csv", quiet=quiet)
-        t2 = time.perf_counter()
-    finally:
-        staging.close()
-    import_seconds = admin_import.run_import(settings, files, ARRAY_DELIMITER, work, quiet=quiet)
-    t3 = time.perf_counter()
-    # Checkpoints of earlier ingests into this database describe a database that is gone.
-    Checkpoint.forget_target(settings.checkpoints_dir, settings.database_target)
-    with open_store(settings, quiet=quiet) as store:
-        if staged.empty_sources:
-            store.fill_empty_sources()
-        _prepare(store)
-    t4 = time.perf_counter()
-    if keep_files:
-        kept = f"import files kept in {work / 'csv'}"
-    else:
-        shutil.rmtree(work, ignore_errors=True)
-        kept = "import files removed (--keep-import-files keeps them)"
-    phases = [f"bulk       parse+stage {t1 - t0:.1f}s, import files {t2 - t1:.1f}s, "
-              f"neo4j-admin import {import_seconds:.1f}s, schema {t4 - t3:.1f}s",
-              f"imported   {staged.papers:,} papers ({staged.stubs:,} stubs), {staged.authors:,} authors, "
-              f"{staged.venues:,} venues, {staged.authorships + staged.published_in + staged.citations:,} "
-              f"relationships; {kept}"]
-    return summary, phases
+def _echo_migration(counts: dict[str, int]) -> None:
+    click.echo(migration_summary(counts), err=True)
