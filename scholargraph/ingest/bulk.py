@@ -293,10 +293,11 @@ class BulkStaging:
             if self._offsets[idx] != offset or not self._flags[idx] & _LIVE:
                 continue  # superseded by a newer version, or folded away
             self._write_paper(papers, idx, record)
-            for author_id, position in record[_AUTHORS]:
-                authored.row(self._author_index[author_id], idx, position)
-            for venue_id in record[_VENUES]:
-                published.row(idx, self._venue_index[venue_id])
+            if record[_AUTHORS]:  # ints only: formatted here, not cell by cell
+                authored.raw_lines([f"{self._author_index[a]},{idx},{'' if pos is None else pos}"
+                                    for a, pos in record[_AUTHORS]])
+            if record[_VENUES]:
+                published.raw_lines([f"{idx},{self._venue_index[v]}" for v in record[_VENUES]])
             if self._flags[idx] & _STUB:
                 staged.stubs += 1
             if record[_SOURCES] == []:
@@ -342,7 +343,10 @@ class BulkStaging:
             pairs = final[pairs]
         pairs = pairs[pairs[:, 0] != pairs[:, 1]]
         n_papers = max(len(self._offsets), 1)
-        keys = np.unique(pairs[:, 0] * n_papers + pairs[:, 1])
+        keys = pairs[:, 0] * n_papers + pairs[:, 1]
+        keys.sort()  # a sort and a neighbour test: several times faster than np.unique's hashing here
+        if len(keys):
+            keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
         with cites:
             bar = progress(total=len(keys), desc="import files: citations", unit="edge", quiet=quiet)
             for start in range(0, len(keys), 1_000_000):
@@ -397,6 +401,8 @@ class _CsvTable:
 
 
 def _cell(value) -> str:
+    if type(value) is str:  # the common case first
+        return '"' + value.replace('"', '""') + '"'
     if value is None:
         return ""
     if value is True:
