@@ -36,6 +36,10 @@ def fold_id(text: str) -> str:
     """An id (or the local part of one) without whitespace: ends stripped, each run of whitespace folded to
     '_' ('my key' -> 'my_key'). Ids never contain whitespace, so that TREC, TSV and CSV tools can split
     their lines; every id builder below goes through this."""
+    # Fast path, most ids: printable without ' ' means no whitespace at all (str.isprintable is false for
+    # every other whitespace character, which Unicode files under 'Separator' or 'Other').
+    if " " not in text and text.isprintable():
+        return text
     return _WHITESPACE.sub("_", text.strip())
 
 
