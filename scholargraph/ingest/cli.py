@@ -26,8 +26,9 @@ from scholargraph.ingest.normalize import FORMATS
 @click.option("--batch-size", default=2000, show_default=True, type=click.IntRange(1, 100_000),
               help="Records per write transaction.")
 @click.option("--writers", default=1, show_default=True, type=click.IntRange(1, 16),
-              help="Concurrent write transactions. More than 1 helps on a many-core server; on citation-dense "
-                   "data concurrent batches lock the same cited papers and deadlock (retried, but slow).")
+              help="Concurrent write transactions. More than 1 may help on a many-core server; on 2 cores two "
+                   "writers were no faster and deadlock on shared authors, venues and cited papers (retried; "
+                   "bench/ingest_tx.py), also with citations in a sorted second phase.")
 @click.option("--bulk", is_flag=True,
               help="Initial load into an empty database with Neo4j's offline importer (neo4j-admin database "
                    "import): many times faster; the managed server stops while it runs. Same graph as without it.")
