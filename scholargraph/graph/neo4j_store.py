@@ -128,6 +128,13 @@ class BatchRows:
         return rows
 
 
+    def counts(self) -> WriteCounts:
+        """What the batch holds; the writer adds what it created, merged and filled."""
+        return WriteCounts(papers=len(self.papers), authors=len(self.authors),
+                           authorships=sum(len(r["authors"]) for r in self.authorships),
+                           citations=sum(len(r["cited"]) for r in self.citations), venues=len(self.venues))
+
+
 def _merge_paper_rows(old: dict, new: dict) -> dict:
     merged = {k: (new[k] if new.get(k) is not None else old.get(k)) for k in new}
     merged["sources"] = old["sources"] + [s for s in new["sources"] if s not in old["sources"]]
@@ -395,10 +402,7 @@ class Neo4jStore:
             "upsert_published_in", "upsert_cited_stubs", "upsert_citations")}
 
         def work(tx) -> WriteCounts:
-            counts = WriteCounts(papers=len(rows.papers), authors=len(rows.authors),
-                                 authorships=sum(len(r["authors"]) for r in rows.authorships),
-                                 citations=sum(len(r["cited"]) for r in rows.citations),
-                                 venues=len(rows.venues))
+            counts = rows.counts()
             if rows.papers:
                 rec = tx.run(q["upsert_papers"], rows=rows.papers).single()
                 counts.papers_created = rec["created"] or 0

@@ -139,21 +139,14 @@ class BulkStaging:
     def write_bundles(self, bundles: Sequence[PaperBundle]) -> WriteCounts:
         """Apply one batch as the store's write_bundles transaction would; returns the same counts."""
         rows = BatchRows.from_bundles(bundles)
-        counts = WriteCounts(papers=len(rows.papers), authors=len(rows.authors),
-                             authorships=sum(len(r["authors"]) for r in rows.authorships),
-                             citations=sum(len(r["cited"]) for r in rows.citations),
-                             venues=len(rows.venues))
+        counts = rows.counts()
         batch: dict[int, list] = {}  # records read or written in this batch, flushed at its end
         for row in rows.papers:
             self._upsert_paper(row, batch, counts)
         for row in rows.aliases:
             self._upsert_alias(row["alias"], row["id"], batch)
         for row in rows.venues:
-            if row["id"] not in self._venues:
-                self._venue_index[row["id"]] = len(self._venue_index)
-                self._venues[row["id"]] = row["name"]
-            elif self._venues[row["id"]] is None:
-                self._venues[row["id"]] = row["name"]
+            self._upsert_venue(row)
         for row in rows.authors:
             self._upsert_author(row)
         # MATCH semantics: a row whose paper was folded away in this batch (its id became an alias) is
@@ -257,6 +250,13 @@ class BulkStaging:
         del batch[old_idx]
         self._flags[old_idx] = 0
         self._folded_into[old_idx] = idx
+
+    def _upsert_venue(self, row: dict) -> None:
+        if row["id"] not in self._venues:
+            self._venue_index[row["id"]] = len(self._venue_index)
+            self._venues[row["id"]] = row["name"]
+        elif self._venues[row["id"]] is None:  # name = coalesce(v.name, row.name)
+            self._venues[row["id"]] = row["name"]
 
     def _upsert_author(self, row: dict) -> None:
         known = self._authors.get(row["id"])
