@@ -6,16 +6,18 @@ STAMP := $(VENV)/.installed
 # A local CPU build of torch, when the machine keeps one, avoids the large CUDA download.
 TORCH_WHEELS ?= /opt/wheels
 
-.PHONY: install demo test lint bench clean neo4j-start neo4j-stop
+.PHONY: install demo test lint lock bench clean neo4j-start neo4j-stop
 
 install: $(STAMP)
 
-$(STAMP): setup.cfg pyproject.toml
+# Installs the resolved versions of requirements.lock (torch excepted: see scripts/lock.sh); `make lock`
+# refreshes it.
+$(STAMP): setup.cfg pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
 	@wheel=$$(ls $(TORCH_WHEELS)/torch-*.whl 2>/dev/null | sort -V | tail -n 1); \
 	if [ -n "$$wheel" ]; then echo "installing torch from $$wheel"; $(BIN)/pip install --quiet "$$wheel"; fi
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev]' -c requirements.lock
 	touch $(STAMP)
 
 demo: install
@@ -26,6 +28,10 @@ test: install
 
 lint: install
 	$(BIN)/ruff check scholargraph tests bench
+
+# Resolve the dependencies afresh and rewrite requirements.lock (then commit it).
+lock:
+	TORCH_WHEELS=$(TORCH_WHEELS) PYTHON=$(PYTHON) bash scripts/lock.sh
 
 bench: install
 	$(BIN)/python bench/store_write.py
