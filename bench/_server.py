@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scholargraph.config import Settings  # noqa: E402
-from scholargraph.graph import local_server  # noqa: E402
+from scholargraph.server import local_server  # noqa: E402
 
 
 @contextmanager

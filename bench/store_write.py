@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _server import bench_server  # noqa: E402
 
 from scholargraph.config import Settings  # noqa: E402
-from scholargraph.graph import local_server  # noqa: E402
 from scholargraph.graph.neo4j_store import Neo4jStore  # noqa: E402
 from scholargraph.graph.records import Author, Authorship, Citation, Paper, PaperBundle  # noqa: E402
+from scholargraph.server import local_server  # noqa: E402
 
 
 def make_bundles(n: int, offset: int = 0, authors_per_paper: int = 3, refs_per_paper: int = 10,

@@ -40,7 +40,7 @@ def _test_settings():
 @pytest.fixture(scope="session")
 def neo4j_settings():
     """Settings of the test server; starts it (or reuses the one `make test` started)."""
-    from scholargraph.graph import local_server
+    from scholargraph.server import local_server
 
     settings = _test_settings()
     if settings.managed:

@@ -2,7 +2,7 @@
 
 Steps: check that the managed server's database is empty; parse and stage with the same loader and
 batches as the transactional path (`bulk.BulkStaging`); write the importer's CSV files; stop the server
-and run `neo4j-admin database import full` (`graph.admin_import`); start it again; create the schema
+and run `neo4j-admin database import full` (`server.admin_import`); start it again; create the schema
 (Community refuses `--schema` during an import) and record the id migration, as a transactional
 ingest does first.
 """
@@ -17,11 +17,11 @@ from pathlib import Path
 
 from scholargraph.config import Settings
 from scholargraph.errors import UsageError
-from scholargraph.graph import admin_import
-from scholargraph.graph.connect import open_store
 from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.ingest.bulk import ARRAY_DELIMITER, BulkStaging, StagedCounts, collector_paused
 from scholargraph.ingest.loader import Checkpoint, IngestSummary, ingest
+from scholargraph.server import admin_import
+from scholargraph.server.connect import open_store
 
 
 def prepare_store(store: Neo4jStore, on_migration: Callable[[dict[str, int]], None] | None = None) -> None:

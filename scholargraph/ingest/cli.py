@@ -9,10 +9,10 @@ from pathlib import Path
 import click
 
 from scholargraph.graph.cli import migration_summary
-from scholargraph.graph.connect import open_store
 from scholargraph.ingest.bulk_load import bulk_ingest, prepare_store
 from scholargraph.ingest.loader import ingest
 from scholargraph.ingest.normalize import FORMATS
+from scholargraph.server.connect import open_store
 
 
 @click.command("ingest")

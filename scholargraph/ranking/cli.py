@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from scholargraph.graph.connect import open_store
 from scholargraph.ranking.jobs import PIPELINE, run_pipeline
+from scholargraph.server.connect import open_store
 
 
 @click.group("jobs")

@@ -28,7 +28,7 @@ def test_unreachable_server_is_one_line_and_exit_1():
 def test_wrong_password_is_one_line(neo4j_settings, spare_settings):
     from dataclasses import replace
 
-    from scholargraph.graph import local_server
+    from scholargraph.server import local_server
 
     settings = replace(spare_settings, neo4j_password="right-one-42")
     local_server.start(settings, quiet=True)

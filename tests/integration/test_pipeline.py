@@ -18,9 +18,9 @@ from pathlib import Path
 import neo4j
 import pytest
 
-from scholargraph.graph import local_server
 from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.graph.query_library import list_queries
+from scholargraph.server import local_server
 from tests.conftest import REPO
 
 PAPERS = 1500

@@ -11,7 +11,6 @@ import click
 
 from scholargraph.errors import UsageError
 from scholargraph.graph.cli import emit_lines, resolve_ids
-from scholargraph.graph.connect import open_store
 from scholargraph.graph.features import make_current
 from scholargraph.graph.ids import IdResolver, output_id
 from scholargraph.graph.snapshot import GraphSnapshot
@@ -35,6 +34,7 @@ from scholargraph.ranking.citations.service import (
 )
 from scholargraph.ranking.citations.textonly import too_few_citations
 from scholargraph.ranking.metrics import format_run_lines, read_qrels
+from scholargraph.server.connect import open_store
 
 
 @click.group("citations")

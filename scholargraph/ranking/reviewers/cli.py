@@ -13,7 +13,6 @@ import click
 
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.cli import emit_lines, resolve_ids
-from scholargraph.graph.connect import open_store
 from scholargraph.graph.features import current_model_paths
 from scholargraph.graph.ids import IdResolver, Resolution, output_id
 from scholargraph.graph.records import paper_text
@@ -29,6 +28,7 @@ from scholargraph.ranking.reviewers.service import (
     load_model,
     read_ids,
 )
+from scholargraph.server.connect import open_store
 
 
 def _num(value: float | None) -> str:

@@ -10,13 +10,13 @@ import click
 import numpy as np
 
 from scholargraph.errors import NotFitted, UsageError
-from scholargraph.graph.connect import open_store
 from scholargraph.graph.features import load_current_models
 from scholargraph.graph.ids import EXPECTED, IdResolver, output_id
 from scholargraph.graph.scoring import ScoringRun
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ranking.rising_stars.features import build_dataset, fit_paper_topics
 from scholargraph.ranking.rising_stars.iirl import ALL, IIRL
+from scholargraph.server.connect import open_store
 
 MODEL_SUBDIR = "rising_stars"
 

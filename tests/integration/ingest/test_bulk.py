@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from scholargraph.cli import main
-from scholargraph.graph import local_server
 from scholargraph.ingest.synth import CORPUS_FILES, SynthParams, generate
+from scholargraph.server import local_server
 from tests.conftest import REPO, open_test_store
 
 FIXTURES = REPO / "tests" / "fixtures" / "ingest"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from scholargraph.config import APOC_VERSION, BROWSER_VERSION, GDS_VERSION, NEO4J_VERSION, Settings
 from scholargraph.errors import ServerError
-from scholargraph.graph import browser_guide
+from scholargraph.server import browser_guide
 
 LAUNCHER_CLASS = "ScholargraphNeo4j"
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -102,7 +102,7 @@ def _javac(settings: Settings) -> str:
 
 
 def _launcher_source() -> str:
-    return resources.files("scholargraph.graph").joinpath("java", f"{LAUNCHER_CLASS}.java").read_text()
+    return resources.files("scholargraph.server").joinpath("java", f"{LAUNCHER_CLASS}.java").read_text()
 
 
 def provision(settings: Settings, quiet: bool = False) -> Path:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from scholargraph.config import Settings
 from scholargraph.errors import ServerError
-from scholargraph.graph import local_server
+from scholargraph.server import local_server
 
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
 DATABASE = "neo4j"  # Community Edition's one user database

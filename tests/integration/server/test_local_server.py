@@ -10,9 +10,9 @@ from dataclasses import replace
 import pytest
 
 from scholargraph.errors import StoreUnavailable
-from scholargraph.graph import local_server
 from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.graph.records import Paper, PaperBundle
+from scholargraph.server import local_server
 
 
 def _write_papers(settings, n: int) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from scholargraph.config import Settings
-from scholargraph.graph import local_server
 from scholargraph.graph.neo4j_store import Neo4jStore
+from scholargraph.server import local_server
 
 
 def open_store(settings: Settings, quiet: bool = True) -> Neo4jStore:

@@ -2,8 +2,9 @@
 
 import zipfile
 
-from scholargraph.graph import browser_guide
-from scholargraph.graph.browser_guide import (
+from scholargraph.graph.query_library import QuerySpec, list_queries
+from scholargraph.server import browser_guide
+from scholargraph.server.browser_guide import (
     GUIDE_RESOURCE,
     guide_names,
     library_guide,
@@ -12,7 +13,6 @@ from scholargraph.graph.browser_guide import (
     render_guide,
     write_browser_jar,
 )
-from scholargraph.graph.query_library import QuerySpec, list_queries
 
 TOP = QuerySpec("top_things", "The top things of a topic.",
                 "scholargraph query top_things -p topic=topic:3 -p limit=5",

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from scholargraph.errors import ServerError
-from scholargraph.graph import local_server
-from scholargraph.graph.browser_guide import GUIDE_PATH, guide_url
 from scholargraph.graph.query_library import list_queries
+from scholargraph.server import local_server
+from scholargraph.server.browser_guide import GUIDE_PATH, guide_url
 from tests.conftest import REPO
 
 LOOPBACK = {"127.0.0.1", "::ffff:127.0.0.1"}

@@ -1,0 +1,78 @@
+"""CLI of the managed server: `scholargraph neo4j start|stop|status|logs`."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from scholargraph.server import local_server
+
+
+def _human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.1f} {unit}" if unit != "B" else f"{int(size)} B"
+        size /= 1024
+    return f"{n} B"
+
+
+@click.group("neo4j")
+def neo4j_group() -> None:
+    """Manage the local Neo4j that scholargraph runs when SCHOLARGRAPH_NEO4J_URI is not set."""
+
+
+@neo4j_group.command("start")
+@click.option("--password", envvar="SCHOLARGRAPH_NEO4J_PASSWORD", default=None,
+              help="Turn authentication on with this password for user neo4j (never printed).")
+@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for Bolt (and HTTP).")
+@click.pass_obj
+def start_cmd(obj, password: str | None, timeout: float) -> None:
+    """Start the managed server (or reuse the running one)."""
+    settings = obj.settings if password is None else obj.with_password(password)
+    was_running = local_server.running_pid(settings) is not None
+    t0 = time.monotonic()
+    st = local_server.start(settings, timeout=timeout, quiet=obj.quiet)
+    if was_running:
+        click.echo(f"Neo4j {st.version} already running at {st.uri} (pid {st.pid})")
+    else:
+        click.echo(f"Neo4j {st.version} started at {st.uri} (pid {st.pid}) in {time.monotonic() - t0:.1f}s")
+    if st.browser_url:
+        click.echo(f"Neo4j Browser: {st.browser_url} (the query library's guide opens on connect)")
+
+
+@neo4j_group.command("stop")
+@click.option("--timeout", default=60.0, show_default=True, help="Seconds to wait for a clean shutdown.")
+@click.pass_obj
+def stop_cmd(obj, timeout: float) -> None:
+    """Stop the managed server and wait for its clean shutdown."""
+    if local_server.stop(obj.settings, timeout=timeout):
+        click.echo("Neo4j stopped")
+    else:
+        click.echo("Neo4j was not running")
+
+
+@neo4j_group.command("status")
+@click.pass_obj
+def status_cmd(obj) -> None:
+    """Version, URI, Browser URL, pid and store size of the managed server."""
+    st = local_server.status(obj.settings)
+    click.echo(f"state:   {'running' if st.running else 'stopped'}")
+    click.echo(f"version: Neo4j {st.version}")
+    click.echo(f"uri:     {st.uri}")
+    click.echo(f"browser: {st.browser_url or '-'}")
+    click.echo(f"pid:     {st.pid if st.pid else '-'}")
+    click.echo(f"home:    {st.home}")
+    click.echo(f"store:   {_human_bytes(st.store_bytes)}")
+    if not obj.settings.managed:
+        click.echo(f"note:    SCHOLARGRAPH_NEO4J_URI is set; commands use {obj.settings.uri}")
+
+
+@neo4j_group.command("logs")
+@click.option("-n", "--lines", default=50, show_default=True)
+@click.pass_obj
+def logs_cmd(obj, lines: int) -> None:
+    """The last lines of the managed server's log."""
+    for line in local_server.tail_logs(obj.settings, lines):
+        click.echo(line)
