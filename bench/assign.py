@@ -33,7 +33,7 @@ def _world(args, years: int = 1):
     """Snapshot, evidence index (features cached), submissions (papers of the last `years` years, from the
     test year on) and pool (authors with enough papers before the test year)."""
     from scholargraph.ingest.offline import snapshot_from_files
-    from scholargraph.ranking.reviewers.evidence import ReviewerPool
+    from scholargraph.ranking.reviewers.query import ReviewerPool
 
     if args.data == "nips":
         snap = snapshot_from_files("aminer", [str(SHARED / "nips" / "nips-1987-1993.aminer.jsonl")])
@@ -122,7 +122,7 @@ def cmd_e2e(args) -> None:
     """A conference of `submissions` x `reviewers`: affinities, feasibility and the solve, timed."""
     from scholargraph.ranking.reviewers import assignment as solver
     from scholargraph.ranking.reviewers.assign import affinity_table, build_problem
-    from scholargraph.ranking.reviewers.evidence import ReviewerPool
+    from scholargraph.ranking.reviewers.query import ReviewerPool
 
     t_all = time.perf_counter()
     snap, index, pool, papers, test_year = _world(args, years=2)

@@ -194,8 +194,9 @@ def cmd_latency(args) -> None:
     import torch
 
     from scholargraph.ingest.offline import snapshot_from_files
-    from scholargraph.ranking.reviewers.evidence import ReviewerPool
-    from scholargraph.ranking.reviewers.reco_rank import RecoRank, self_supervised_queries
+    from scholargraph.ranking.reviewers.query import ReviewerPool
+    from scholargraph.ranking.reviewers.reco_rank import RecoRank
+    from scholargraph.ranking.reviewers.training import self_supervised_queries
 
     torch.set_num_threads(args.threads)
     world = Path(args.world)

@@ -21,7 +21,8 @@ from scholargraph.graph.snapshot import NO_YEAR
 from scholargraph.progress import progress
 from scholargraph.ranking.reviewers.assignment import AssignmentProblem, Requirement
 from scholargraph.ranking.reviewers.coi import ConflictChecker
-from scholargraph.ranking.reviewers.evidence import EvidenceIndex, Query, ReviewerPool
+from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 
 SENIOR = "senior"
 _RULE = re.compile(r"^\s*(papers|years)\s*>=\s*(\d+)\s*$")

@@ -18,7 +18,8 @@ from scholargraph.graph.ids import IdResolver, Resolution, output_id
 from scholargraph.graph.records import paper_text
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.ranking.metrics import format_run_lines, read_qrels
-from scholargraph.ranking.reviewers.evidence import EvidenceIndex, ReviewerPool
+from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+from scholargraph.ranking.reviewers.query import ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.ranking.reviewers.service import (
     MODEL_SUBDIR,

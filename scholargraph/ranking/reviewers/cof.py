@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scholargraph.ranking.reviewers.evidence import Evidence, EvidenceIndex, Query, ReviewerPool
+from scholargraph.ranking.reviewers.aggregate import top_mean
+from scholargraph.ranking.reviewers.evidence import Evidence, EvidenceIndex
+from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 
 
 def _count(n: int | float, total: int) -> int:
@@ -52,10 +54,9 @@ class CoF:
 
     def score_evidence(self, ev: Evidence) -> np.ndarray:
         total, kept = self.paper_scores(ev)
-        vals = np.where(kept, total, -np.inf)
-        top = -np.sort(-vals, axis=1)[:, : self.top]
-        n_kept = np.isfinite(top).sum(axis=1)
-        mean = np.where(n_kept > 0, np.where(np.isfinite(top), top, 0.0).sum(axis=1) / np.maximum(n_kept, 1), 0.0)
+        owner = np.nonzero(kept)[0]
+        mean = top_mean(owner, total[kept], len(kept), self.top)
+        n_kept = np.bincount(owner, minlength=len(kept))
         best_sem = np.where(ev.valid & ev.mask[..., 0], ev.semantic, -1.0).max(axis=1, initial=-1.0)
         # Survivors first (factor sums are >= 0 when kept); the rest by their best semantic score, below -2.
         return np.where(n_kept > 0, mean, -3.0 + 0.5 * best_sem)

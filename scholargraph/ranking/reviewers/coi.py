@@ -8,7 +8,7 @@ import numpy as np
 
 from scholargraph.graph.records import fold_name
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
-from scholargraph.ranking.reviewers.evidence import Query, ReviewerPool
+from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 
 AUTHOR = "author"
 COAUTHOR = "coauthor"

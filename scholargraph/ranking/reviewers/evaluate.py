@@ -13,14 +13,12 @@ import scipy.sparse as sp
 from scholargraph.graph import text as textlib
 from scholargraph.graph.records import paper_text
 from scholargraph.ranking.metrics import mean_over_queries, precision_at_k, reciprocal_rank
+from scholargraph.ranking.reviewers.aggregate import top_mean
 from scholargraph.ranking.reviewers.cof import CoF
-from scholargraph.ranking.reviewers.evidence import EvidenceIndex, Query, ReviewerPool, reviewer_profiles
-from scholargraph.ranking.reviewers.reco_rank import (
-    RecoRank,
-    TrainingQuery,
-    judged_queries,
-    self_supervised_queries,
-)
+from scholargraph.ranking.reviewers.evidence import EvidenceIndex, reviewer_profiles
+from scholargraph.ranking.reviewers.query import Query, ReviewerPool, read_candidates
+from scholargraph.ranking.reviewers.reco_rank import RecoRank
+from scholargraph.ranking.reviewers.training import TrainingQuery, judged_queries, self_supervised_queries
 
 # score(query, pool rows) -> one score per row, higher is better
 Ranker = Callable[[Query, np.ndarray], np.ndarray]
@@ -37,22 +35,6 @@ ABLATIONS: dict[str, dict] = {
 
 
 # --- semantic-only rankers ---------------------------------------------------------------------------------
-
-
-def _top_mean(owner: np.ndarray, scores: np.ndarray, n_rows: int, top: int = 3) -> np.ndarray:
-    """Per owner, the mean of its best `top` scores (-inf for an owner without any)."""
-    out = np.full(n_rows, -np.inf)
-    if len(owner) == 0:
-        return out
-    order = np.lexsort((-scores, owner))
-    o, s = owner[order], scores[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(o)) + 1]
-    pos = np.arange(len(o)) - np.repeat(starts, np.diff(np.r_[starts, len(o)]))
-    keep = pos < top
-    sums = np.bincount(o[keep], weights=s[keep], minlength=n_rows)
-    counts = np.bincount(o[keep], minlength=n_rows)
-    out[counts > 0] = sums[counts > 0] / counts[counts > 0]
-    return out
 
 
 class TfidfRanker:
@@ -104,7 +86,7 @@ class TfidfRanker:
         owner, paper = self.index.eligible_pairs(q, self.pool, rows)
         qv = self.query_vector(self.query_text(q))
         scores = self.x[paper] @ qv if len(paper) else np.zeros(0)
-        return _top_mean(owner, np.asarray(scores, dtype=np.float64), len(rows))
+        return top_mean(owner, np.asarray(scores, dtype=np.float64), len(rows))
 
 
 class BM25Ranker(TfidfRanker):
@@ -128,9 +110,9 @@ class BM25Ranker(TfidfRanker):
         owner, paper = self.index.eligible_pairs(q, self.pool, rows)
         toks = [t for t in textlib.tokenize(self.query_text(q)) if t in self.known]
         if not toks or len(paper) == 0:
-            return _top_mean(owner, np.zeros(len(paper)), len(rows))
+            return top_mean(owner, np.zeros(len(paper)), len(rows))
         scores = self.bm25.get_scores(toks)
-        return _top_mean(owner, np.asarray(scores[paper], dtype=np.float64), len(rows))
+        return top_mean(owner, np.asarray(scores[paper], dtype=np.float64), len(rows))
 
 
 class EmbeddingRanker:
@@ -160,11 +142,11 @@ class EmbeddingRanker:
         owner, paper = self.index.eligible_pairs(q, self.pool, rows)
         qv = self._query_vector(q)
         if qv is None or len(paper) == 0:
-            return _top_mean(owner, np.zeros(len(paper)), len(rows))
+            return top_mean(owner, np.zeros(len(paper)), len(rows))
         norm = float(np.linalg.norm(qv))
         scores = self.vectors[paper] @ (qv / norm if norm > 0 else qv)
         scores = np.where(self.has[paper], scores, -1.0)
-        return _top_mean(owner, scores.astype(np.float64), len(rows))
+        return top_mean(owner, scores.astype(np.float64), len(rows))
 
 
 def model_ranker(model: RecoRank, index: EvidenceIndex, pool: ReviewerPool) -> Ranker:
@@ -191,17 +173,6 @@ class Judgments:
     def pool(self, index: EvidenceIndex) -> ReviewerPool:
         ids = sorted({a for c in self.candidates.values() for a in c})
         return ReviewerPool.from_snapshot(index.snapshot, author_ids=ids)
-
-
-def read_candidates(path: str) -> dict[str, list[str]]:
-    """`qid author_id` lines."""
-    out: dict[str, list[str]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            parts = line.split()
-            if len(parts) >= 2 and not parts[0].startswith("#"):
-                out.setdefault(parts[0], []).append(parts[1])
-    return out
 
 
 def run_ranker(ranker: Ranker, judgments: Judgments, pool: ReviewerPool) -> dict[str, list[tuple[str, float]]]:

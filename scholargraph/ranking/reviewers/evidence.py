@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,6 +14,8 @@ from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.records import paper_text
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.graph.vectors import citation_vector_for_references
+from scholargraph.ranking.reviewers.coi import ConflictChecker
+from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 
 EVIDENCE = ("semantic", "topic", "citation")
 CITATION_PARTS = ("vector", "direct", "coupling", "cocitation")
@@ -22,101 +24,6 @@ QUERY_FEATURES = ("sem_mean", "sem_std", "topic_mean", "topic_std", "vec_mean", 
 # Floors on the background spread: a query whose text matches nothing would otherwise divide by ~0.
 _MIN_STD = {"semantic": 0.02, "topic": 0.02, "vector": 0.02, "lexical": 0.01}
 _EPS = 1e-12
-
-
-# --- the submission ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Query:
-    """A submission as evidence sees it. `references` are snapshot paper indices (unknown ids dropped);
-    `paper_index` is set when the submission is itself a paper of the snapshot (a held-out paper), so that
-    it never counts as its own evidence. Vectors are None when the submission has no text / no references."""
-
-    id: str
-    text_vector: np.ndarray | None
-    topic_vector: np.ndarray | None
-    references: np.ndarray
-    year: int | None = None
-    author_names: tuple[str, ...] = ()
-    author_ids: tuple[str, ...] = ()
-    paper_index: int | None = None
-    citation_vector: np.ndarray | None = None
-    title: str = ""
-    lexical_vector: sp.csr_matrix | None = None  # 1 x V TF-IDF row, when the index has lexical vectors
-
-    @property
-    def has_text(self) -> bool:
-        return self.text_vector is not None and float(np.linalg.norm(self.text_vector)) > 0
-
-    @property
-    def has_topic(self) -> bool:
-        return self.topic_vector is not None and float(np.sum(self.topic_vector)) > 0
-
-    @property
-    def has_refs(self) -> bool:
-        return len(self.references) > 0
-
-
-# --- the reviewers ----------------------------------------------------------------------------------
-
-
-@dataclass
-class ReviewerPool:
-    """Who can be suggested. `papers[r]` is the binary row of reviewer r over snapshot papers;
-    `author_rows[r]` is the snapshot author index, -1 for a reviewer the snapshot does not know (no history)."""
-
-    author_ids: list[str]
-    author_rows: np.ndarray
-    names: list[str | None]
-    papers: sp.csr_matrix
-
-    def __post_init__(self) -> None:
-        if len(self.author_ids) != len(self.author_rows) or self.papers.shape[0] != len(self.author_ids):
-            raise ValueError("author_ids, author_rows and papers must have one entry per reviewer")
-        self._index = {a: r for r, a in enumerate(self.author_ids)}
-
-    def __len__(self) -> int:
-        return len(self.author_ids)
-
-    @property
-    def n_papers(self) -> np.ndarray:
-        return np.diff(self.papers.indptr)
-
-    def rows(self, author_ids: Iterable[str]) -> np.ndarray:
-        """Pool rows of these ids; -1 for ids not in the pool."""
-        return np.array([self._index.get(a, -1) for a in author_ids], dtype=np.int64)
-
-    def row(self, author_id: str) -> int:
-        return self._index.get(author_id, -1)
-
-    @classmethod
-    def from_snapshot(cls, snapshot: GraphSnapshot, min_papers: int = 3, author_ids: Sequence[str] | None = None,
-                      until_year: int | None = None) -> ReviewerPool:
-        """All authors with at least `min_papers` non-stub papers (published up to `until_year` when given), or
-        exactly `author_ids` in that order (ids the snapshot does not know stay in the pool without history)."""
-        auth = snapshot.authorship.tocsr().astype(np.float32, copy=True)
-        auth.data[:] = 1.0
-        keep_paper = ~snapshot.paper_stub
-        if until_year is not None:
-            keep_paper &= (snapshot.paper_year != NO_YEAR) & (snapshot.paper_year <= until_year)
-        auth = (auth @ sp.diags(keep_paper.astype(np.float32))).tocsr()
-        auth.eliminate_zeros()
-        auth.sort_indices()
-        names_all = snapshot.author_names or [None] * snapshot.n_authors
-        if author_ids is None:
-            rows = np.flatnonzero(np.diff(auth.indptr) >= max(1, min_papers))
-            ids = [snapshot.author_ids[a] for a in rows]
-            return cls(ids, rows.astype(np.int64), [names_all[a] for a in rows], auth[rows].tocsr())
-        index = snapshot.author_index
-        rows = np.array([index.get(a, -1) for a in author_ids], dtype=np.int64)
-        known = np.where(rows >= 0, rows, 0)
-        papers = auth[known].tocsr()
-        if (rows < 0).any():
-            papers = (sp.diags((rows >= 0).astype(np.float32)) @ papers).tocsr()
-            papers.eliminate_zeros()
-        names = [names_all[a] if a >= 0 else None for a in rows]
-        return cls(list(author_ids), rows, names, papers)
 
 
 # --- per-query evidence -----------------------------------------------------------------------------
@@ -382,8 +289,6 @@ class EvidenceIndex:
     def conflict_checker(self):
         """The default ConflictChecker of this snapshot (built once)."""
         if getattr(self, "_coi", None) is None:
-            from scholargraph.ranking.reviewers.coi import ConflictChecker
-
             self._coi = ConflictChecker(self.snapshot)
         return self._coi
 

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
+from scholargraph.ranking.reviewers.aggregate import top_mean
 from scholargraph.ranking.reviewers.cof import CoF
-from scholargraph.ranking.reviewers.evaluate import EmbeddingRanker, Ranker, _top_mean, cof_ranker, model_ranker
-from scholargraph.ranking.reviewers.evidence import EvidenceIndex, Query, ReviewerPool
+from scholargraph.ranking.reviewers.evaluate import EmbeddingRanker, Ranker, cof_ranker, model_ranker
+from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 
 # (query, pool row of the reviewer) -> affinity
@@ -165,7 +167,7 @@ def lexical_scorer(index: EvidenceIndex, pool: ReviewerPool, texts: Mapping[str,
         owner, paper = index.eligible_pairs(q, pool, np.array([row]))
         if len(paper) == 0:
             return -1.0
-        return float(_top_mean(owner, np.asarray(rows[paper] @ cache[q.id], dtype=np.float64), 1)[0])
+        return float(top_mean(owner, np.asarray(rows[paper] @ cache[q.id], dtype=np.float64), 1)[0])
     return score
 
 

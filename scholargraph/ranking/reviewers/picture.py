@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from scholargraph.graph.pictures import SmallGraph
-from scholargraph.ranking.reviewers.evidence import EvidenceIndex, Query
-from scholargraph.ranking.reviewers.reco_rank import Suggestion
+from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+from scholargraph.ranking.reviewers.explain import Suggestion
+from scholargraph.ranking.reviewers.query import Query
 
 TOPIC_SHARE = 0.1  # a topic counts as a paper's (or the submission's) when it holds this share of it
 

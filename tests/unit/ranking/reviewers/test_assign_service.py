@@ -20,7 +20,7 @@ from scholargraph.ranking.reviewers.assign import (
     senior_flags,
 )
 from scholargraph.ranking.reviewers.assignment import InfeasibleAssignment, Requirement
-from scholargraph.ranking.reviewers.evidence import ReviewerPool
+from scholargraph.ranking.reviewers.query import ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 
 from .conftest import submission

@@ -4,7 +4,7 @@ import numpy as np
 
 from scholargraph.ranking.reviewers.cof import CoF
 from scholargraph.ranking.reviewers.coi import AUTHOR, COAUTHOR, ConflictChecker
-from scholargraph.ranking.reviewers.evidence import ReviewerPool
+from scholargraph.ranking.reviewers.query import ReviewerPool
 
 from .conftest import make_evidence, submission
 
@@ -32,10 +32,11 @@ def test_conflicts_by_id_and_in_a_pool(world):
 
 
 def test_recommend_with_coi_never_suggests_a_conflict(world):
-    from scholargraph.ranking.reviewers.reco_rank import RecoRank, RecoRankNet
+    from scholargraph.ranking.reviewers.reco_rank import RecoRank
+    from scholargraph.ranking.reviewers.reco_rank_net import RecoRankNet
 
     model = RecoRank()
-    model.net_ = RecoRankNet(model.config).eval()
+    model.net_ = RecoRankNet(model.params).eval()
     pool = ReviewerPool.from_snapshot(world.snapshot, author_ids=["E", "E2", "X", "J", "O"])
     q = submission(world, authors=("José Pérez",))
     ids = [s.reviewer_id for s in model.recommend(world, q, pool, k=5)]  # conflicts are out by default

@@ -16,7 +16,7 @@ from scholargraph.ranking.reviewers.evaluate import (
     run_metrics,
     run_ranker,
 )
-from scholargraph.ranking.reviewers.reco_rank import TrainingQuery
+from scholargraph.ranking.reviewers.training import TrainingQuery
 
 from .conftest import make_evidence, submission
 

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from scholargraph.ranking.reviewers.evidence import ReviewerPool
 from scholargraph.ranking.reviewers.expertise import (
     bootstrap_interval,
     pooled_loss,
     read_expertise_qrels,
     reviewer_loss_terms,
 )
+from scholargraph.ranking.reviewers.query import ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 
 from .conftest import submission
@@ -39,7 +39,7 @@ def test_scores_of_one_reviewer_compare_across_submissions(world):
     submissions whose background similarities differ."""
     model = RecoRank(self_supervised=40, reviewer_centric=20, steps=30, recent_years=6).fit(world)
     pool = ReviewerPool.from_snapshot(world.snapshot, author_ids=["E"])
-    ev = world.evidence(submission(world), pool, max_papers=model.config.max_papers)
+    ev = world.evidence(submission(world), pool, max_papers=model.params.max_papers)
     shifted = ev.background.copy()
     shifted[0] += 0.3  # a submission that resembles everything more
     ev2 = type(ev)(**{**ev.__dict__, "background": shifted})

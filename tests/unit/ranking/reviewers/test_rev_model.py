@@ -7,16 +7,10 @@ import pytest
 import torch
 
 from scholargraph.errors import NotFitted, UsageError
-from scholargraph.ranking.reviewers.evidence import ReviewerPool
-from scholargraph.ranking.reviewers.reco_rank import (
-    NO_HISTORY_SCORE,
-    RecoRank,
-    RecoRankNet,
-    TrainingQuery,
-    evidence_batch,
-    pairwise_loss,
-    self_supervised_queries,
-)
+from scholargraph.ranking.reviewers.query import ReviewerPool
+from scholargraph.ranking.reviewers.reco_rank import RecoRank
+from scholargraph.ranking.reviewers.reco_rank_net import NO_HISTORY_SCORE, RecoRankNet, evidence_batch
+from scholargraph.ranking.reviewers.training import TrainingQuery, pairwise_loss, self_supervised_queries
 
 from .conftest import make_evidence, submission
 
@@ -31,7 +25,7 @@ def untrained(**params) -> RecoRank:
     """The model at its initial parameters: the architecture's behaviour, before any data."""
     model = RecoRank(**params)
     torch.manual_seed(0)
-    model.net_ = RecoRankNet(model.config).eval()
+    model.net_ = RecoRankNet(model.params).eval()
     return model
 
 
@@ -46,7 +40,7 @@ def test_calibration_is_monotone_query_aware_and_masks_missing():
     high_bg = make_evidence([[dict(sem=0.6, top=0.5)]], background=(0.4, 0.1, 0.0, 0.1, 0.0, 0.1, 0.0, 1.0))
     assert model.forward_evidence(high_bg)["calibrated"][0, 0, 0] < c[0, 2, 0]
     out = model.forward_evidence(ev)
-    assert (out["tau"] > model.config.tau_min).all()
+    assert (out["tau"] > model.params.tau_min).all()
 
 
 def test_shortlist_keeps_any_evidence_best_and_bridges():
@@ -133,7 +127,7 @@ def test_not_fitted_and_save_load_round_trip(tmp_path, world):
     ev = make_evidence([SEMANTIC, NEAR_MISS, NOISY])
     model.save(tmp_path / "m")
     loaded = RecoRank.load(tmp_path / "m")
-    assert loaded.config == model.config
+    assert loaded.params == model.params
     np.testing.assert_allclose(loaded.score_evidence(ev), model.score_evidence(ev), rtol=0, atol=0)
     meta = json.loads((tmp_path / "m" / "config.json").read_text())
     meta["version"] = 999
