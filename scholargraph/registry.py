@@ -14,31 +14,35 @@ CONFIG_FILE = "config.json"
 CURRENT_FILE = "current.json"
 
 
-def write_config(directory: str | os.PathLike, model: str, version: int, config: dict) -> Path:
-    """`config.json` in `directory` (created): the model's name and code version first, then `config`."""
+def write_config(directory: str | os.PathLike, model: str, version: int, config: dict, *,
+                 filename: str = CONFIG_FILE, name_key: str = "model") -> Path:
+    """`config.json` (or `filename`) in `directory` (created): the model's name (under `name_key`) and code
+    version first, then `config`."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    body = {"model": model, "version": version, **config}
-    (out / CONFIG_FILE).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    body = {name_key: model, "version": version, **config}
+    (out / filename).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
     return out
 
 
 def read_config(directory: str | os.PathLike, model: str, version: int, *, label: str | None = None,
                 known_params: Iterable[str] | None = None, params_key: str = "params",
-                required: Iterable[str] = ()) -> dict:
+                required: Iterable[str] = (), filename: str = CONFIG_FILE, name_key: str = "model") -> dict:
     """The config saved by `write_config`, checked: this model, this code's version, only known parameters,
     and the files named in `required` beside it. Anything else is NotFitted with the reason."""
     src = Path(directory)
     label = label or model
-    missing = [name for name in (CONFIG_FILE, *required) if not (src / name).exists()]
+    missing = [name for name in (filename, *required) if not (src / name).exists()]
     if missing:
         raise NotFitted(f"no saved {label} model in {src} ({', '.join(missing)} missing)")
     try:
-        config = json.loads((src / CONFIG_FILE).read_text(encoding="utf-8"))
+        config = json.loads((src / filename).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise NotFitted(f"no saved {label} model in {src}: {exc}") from exc
-    if config.get("model") != model or config.get("version") != version:
-        raise NotFitted(f"{src} holds {config.get('model')!r} version {config.get('version')!r}; this code "
+    if not isinstance(config, dict):
+        raise NotFitted(f"no saved {label} model in {src}: {filename} is not a JSON object")
+    if config.get(name_key) != model or config.get("version") != version:
+        raise NotFitted(f"{src} holds {config.get(name_key)!r} version {config.get('version')!r}; this code "
                         f"reads {model!r} version {version}: retrain it")
     if known_params is not None:
         unknown = set(config.get(params_key, {})) - set(known_params)
@@ -58,10 +62,11 @@ class ModelRegistry:
 
     Versions are claimed by creating their directory, so two processes training at once never share one."""
 
-    def __init__(self, models_dir: str | os.PathLike, kind: str, *, train_hint: str = ""):
+    def __init__(self, models_dir: str | os.PathLike, kind: str, *, train_hint: str = "", label: str | None = None):
         self.root = Path(models_dir) / kind
         self.kind = kind
         self.train_hint = train_hint
+        self.label = label or kind  # how messages name the model ("rising-star" for the kind "rising_stars")
 
     @property
     def current_file(self) -> Path:
@@ -95,7 +100,7 @@ class ModelRegistry:
         meta = self.current()
         if meta is None:
             hint = f": run `{self.train_hint}` first" if self.train_hint else ""
-            raise NotFitted(f"no {self.kind} model{hint}")
+            raise NotFitted(f"no {self.label} model{hint}")
         return meta
 
     def publish(self, meta: dict) -> None:
