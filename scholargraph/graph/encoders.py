@@ -58,9 +58,10 @@ class TextEncoder:
       vectors carry it (`Paper.semanticEncoder`), so that a `features` run encodes only the papers without
       a vector of the current key.
 
-    Subclasses set `name`, `VERSION` and `DEFAULTS`, and register with `@register_encoder` (a later module,
-    such as a Citeomatic text encoder, registers itself the same way; `load_encoder` imports the module
-    named in the config when the name is not registered yet).
+    Subclasses set `name`, `VERSION` and `DEFAULTS`, and register with `@register_encoder`. A plug-in
+    encoder defined above this layer (Citeomatic's, in `ranking.citations.encoder`) registers itself the
+    same way when its module is imported: whoever may load one imports it first (the CLI and the scoring
+    jobs do), since this layer never imports the layers above it.
     """
 
     name: ClassVar[str] = ""
@@ -222,15 +223,10 @@ def load_encoder(directory: str | os.PathLike) -> TextEncoder:
     path = Path(directory)
     config = read_config(path)
     name = config.get("encoder")
-    module = config.get("module") or ""
-    if name not in ENCODERS and module.startswith("scholargraph."):
-        # A plug-in encoder (e.g. one defined by a ranking model) registers itself on import.
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            pass
     if name not in ENCODERS:
-        raise NotFitted(f"{path}: unknown encoder {name!r}; known: {', '.join(sorted(ENCODERS))}")
+        module = config.get("module")
+        plugin = f" (its module {module} registers it when imported)" if module else ""
+        raise NotFitted(f"{path}: unknown encoder {name!r}{plugin}; known: {', '.join(sorted(ENCODERS))}")
     return ENCODERS[name].load(path)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scholargraph.errors import ScholargraphError, StoreUnavailable
+from scholargraph.ranking.citations import encoder as _citeomatic  # noqa: F401  registers the encoder features may load
 
 PIPELINE = ("features", "rising-stars", "reviewers", "citations")
 LOCK_NAME = "scoring-jobs"
@@ -166,15 +167,14 @@ def _rising_stars_step(ctx: JobContext) -> str:
     """Every young researcher is rescored when anything changed: PageRank and the per-topic percentiles
     are global, so one new paper can move anyone."""
     from scholargraph.errors import NotFitted
-    from scholargraph.ranking.rising_stars.cli import load_model, score_rising_stars
+    from scholargraph.ranking.rising_stars import service
 
     try:
-        _, meta = load_model(ctx.models_dir)
-        inc = increment(ctx, "rising-stars", meta["version"])
+        inc = increment(ctx, "rising-stars", service.current_version(ctx.models_dir))
         if inc.nothing_changed:
             return inc.skipped()
-        summary = score_rising_stars(ctx.store, ctx.models_dir, None, quiet=ctx.quiet,
-                                     run_props=ctx.run_props(inc.watermark))
+        summary = service.score(ctx.store, ctx.models_dir, None, quiet=ctx.quiet,
+                                run_props=ctx.run_props(inc.watermark))
     except NotFitted as exc:
         return f"skipped: {exc}"
     return summary if inc.changed is None else f"{len(inc.changed):,} papers changed: {summary}"

@@ -57,13 +57,20 @@ def test_save_and_load_by_name_give_identical_vectors(tmp_path, world, selector)
     np.testing.assert_array_equal(text_vectors(world, again), text_vectors(world, encoder))
 
 
-def test_load_encoder_imports_the_citeomatic_module_in_a_fresh_process(tmp_path, world, selector):
-    """`features` knows nothing of the citation package: the saved config names the module to import."""
+def test_the_graph_layer_loads_it_only_once_the_ranking_plug_in_is_imported(tmp_path, world, selector):
+    """`graph` never imports `ranking`: in a fresh process the name is unknown (NotFitted naming the module
+    that registers it) until whoever loads it imports the plug-in, as the CLI and the jobs do."""
     path = CiteomaticEncoder.from_selector(selector).save(tmp_path / "enc")
-    code = ("import sys; from scholargraph.graph.encoders import load_encoder, ENCODERS; "
-            "assert 'citeomatic' not in ENCODERS; e = load_encoder(sys.argv[1]); print(type(e).__name__, e.dim)")
+    code = ("import sys; from scholargraph.errors import NotFitted; "
+            "from scholargraph.graph.encoders import load_encoder, ENCODERS; "
+            "assert 'citeomatic' not in ENCODERS\n"
+            "try:\n    load_encoder(sys.argv[1])\nexcept NotFitted as exc:\n    print(exc)\n"
+            "import scholargraph.ranking.citations.encoder\n"
+            "e = load_encoder(sys.argv[1]); print(type(e).__name__, e.dim)")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["CiteomaticEncoder", "16"]
+    refused, loaded = out.stdout.splitlines()
+    assert "unknown encoder 'citeomatic'" in refused and "scholargraph.ranking.citations.encoder" in refused
+    assert loaded.split() == ["CiteomaticEncoder", "16"]
     assert "citeomatic" in ENCODERS  # registered here by the import at the top
 
 
