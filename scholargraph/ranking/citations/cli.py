@@ -25,11 +25,10 @@ from scholargraph.ranking.citations.recommender import (
     time_split_queries,
 )
 from scholargraph.ranking.citations.service import (
-    MODEL_SUBDIR,
     has_model,
     load_recommender,
     recommend_citations,
-    save_meta,
+    registry,
     text_only_recommender,
 )
 from scholargraph.ranking.citations.textonly import too_few_citations
@@ -62,8 +61,8 @@ def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets
         return
     rec = CitationRecommender.fit(snapshot, as_of=as_of, selector=NNSelect(epochs=epochs, max_triplets=max_triplets),
                                   ranker=None if no_ranker else NNRank(), quiet=obj.quiet)
-    version = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    base = obj.settings.models_dir / MODEL_SUBDIR / version
+    reg = registry(obj.settings.models_dir)
+    version, base = reg.claim()
     # The selector is saved once, as the Citeomatic text encoder, which becomes the graph's encoder.
     encoder_dir = CiteomaticEncoder.from_selector(rec.selector).save(base / "encoder")
     meta = {"version": version, "as_of": as_of, "selector": str(encoder_dir / SELECTOR_DIR),
@@ -71,7 +70,7 @@ def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets
             "fusion_validation": getattr(rec, "fusion_validation_", None)}
     if rec.ranker is not None:
         meta["ranker"] = str(rec.ranker.save(base / "nnrank"))
-    save_meta(obj.settings.models_dir, meta)
+    reg.publish(meta)
     click.echo(f"trained NNSelect{'' if no_ranker else ' + NNRank'} on {snapshot.n_papers:,} papers"
                f"{'' if as_of is None else f' as of {as_of}'} in {time.perf_counter() - t0:.1f}s -> {base}")
     click.echo(fusion_note(rec))

@@ -4,7 +4,6 @@ recommendations back as a scoring run. No click here: the CLI parses and prints,
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,28 +19,22 @@ from scholargraph.ranking.citations.nnrank import NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.recommender import CitationRecommender, Query
 from scholargraph.ranking.citations.textonly import TextOnlyRecommender
+from scholargraph.registry import ModelRegistry
 
 MODEL_SUBDIR = "citations"
 
 
-def _current(models_dir: Path) -> Path:
-    return models_dir / MODEL_SUBDIR / "current.json"
+def registry(models_dir: Path) -> ModelRegistry:
+    return ModelRegistry(models_dir, MODEL_SUBDIR, label="citation", train_hint="scholargraph citations train")
 
 
 def load_meta(models_dir: Path) -> dict:
     """Where the current citation model lives, and its version."""
-    current = _current(models_dir)
-    if not current.exists():
-        raise NotFitted("no citation model: run `scholargraph citations train` first")
-    return json.loads(current.read_text())
-
-
-def save_meta(models_dir: Path, meta: dict) -> None:
-    _current(models_dir).write_text(json.dumps(meta, indent=2))
+    return registry(models_dir).require_current()
 
 
 def has_model(models_dir: Path) -> bool:
-    return _current(models_dir).exists()
+    return registry(models_dir).has_current()
 
 
 def load_recommender(models_dir: Path, snapshot: GraphSnapshot) -> tuple[CitationRecommender, dict]:
