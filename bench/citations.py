@@ -334,8 +334,9 @@ def _latency(fn, items, warmup: int = 10) -> dict[str, float]:
 
 
 def cmd_scale(args) -> dict:
+    from scholargraph.ranking.citations.ann import ExactIndex, IVFIndex
     from scholargraph.ranking.citations.nnrank import NNRank
-    from scholargraph.ranking.citations.nnselect import ExactIndex, IVFIndex, NNSelect
+    from scholargraph.ranking.citations.nnselect import NNSelect
     from scholargraph.ranking.citations.recommender import CitationRecommender, read_queries
 
     world = _ensure_world(Path(args.world), args.papers, args.seed)

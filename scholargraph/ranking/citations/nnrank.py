@@ -17,14 +17,11 @@ from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
 from scholargraph.progress import progress
 from scholargraph.ranking.citations.nnselect import (
     Candidates,
-    DenseAdam,
-    LazyAdam,
     NNSelect,
     cited_by_cited_matrix,
-    embed_bags,
-    flushed_denormals,
     read_model_config,
 )
+from scholargraph.ranking.citations.optim import DenseAdam, LazyAdam, embed_bags, flushed_denormals
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, intersection_idf
 
 MODEL_NAME = "nnrank"

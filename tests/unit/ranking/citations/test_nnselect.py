@@ -11,11 +11,10 @@ import torch
 
 from scholargraph.errors import NotFitted
 from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.ranking.citations.ann import ExactIndex, IVFIndex
 from scholargraph.ranking.citations.nnrank import ranking_triplet_loss
 from scholargraph.ranking.citations.nnselect import (
     Candidates,
-    ExactIndex,
-    IVFIndex,
     NNSelect,
     cited_by_cited,
     hard_negatives,
