@@ -230,21 +230,21 @@ def _reviewers_step(ctx: JobContext) -> str:
     """Suggested reviewers for the papers changed since the last run; a full run (the first, --full, or a
     new model) takes the papers of the latest year (all with --full), bounded."""
     from scholargraph.errors import NotFitted
-    from scholargraph.ranking.reviewers.cli import recommend_reviewers
-    from scholargraph.ranking.reviewers.service import index_for_model, load_model
+    from scholargraph.ranking.reviewers import service
 
     try:
-        _, meta = load_model(ctx.models_dir)
+        _, meta = service.load_model(ctx.models_dir)
         inc = increment(ctx, "reviewers", meta["version"])
         if inc.nothing_changed:
             return inc.skipped()
-        index = index_for_model(ctx.store, ctx.models_dir, meta, ctx.quiet)
+        index = service.index_for_model(ctx.store, ctx.models_dir, meta, ctx.quiet)
         snap = index.snapshot
         ids = _latest_papers(snap, ctx.full, MAX_JOB_REVIEW_QUERIES) if inc.changed is None else [
             p for p in inc.changed if p in snap.paper_index]
-        _, note = recommend_reviewers(ctx.store, ctx.models_dir, paper_ids=ids, write=True, quiet=ctx.quiet,
-                                      index=index, replace_all=inc.changed is None,
-                                      run_props=ctx.run_props(inc.watermark))
+        # The ids are the snapshot's own, so none can be left out: nothing to warn about.
+        _, note = service.recommend(ctx.store, ctx.models_dir, paper_ids=ids, write=True, quiet=ctx.quiet,
+                                    index=index, replace_all=inc.changed is None,
+                                    run_props=ctx.run_props(inc.watermark))
     except NotFitted as exc:
         return f"skipped: {exc}"
     return note if inc.changed is None else f"{len(inc.changed):,} papers changed: {note}"

@@ -6,29 +6,14 @@ import csv
 import io
 import json
 import time
-from dataclasses import asdict
-from pathlib import Path
 
 import click
 
-from scholargraph.errors import NotFitted, UsageError
-from scholargraph.graph.cli import emit_lines, resolve_ids
-from scholargraph.graph.features import current_model_paths
-from scholargraph.graph.ids import IdResolver, Resolution, output_id
-from scholargraph.graph.records import paper_text
-from scholargraph.graph.scoring import publish_paper_scores
-from scholargraph.ranking.metrics import format_run_lines, read_qrels
-from scholargraph.ranking.reviewers.evidence import EvidenceIndex
-from scholargraph.ranking.reviewers.query import ReviewerPool
-from scholargraph.ranking.reviewers.reco_rank import RecoRank
-from scholargraph.ranking.reviewers.service import (
-    MODEL_SUBDIR,
-    _current,
-    build_index,
-    index_for_model,
-    load_model,
-    read_ids,
-)
+from scholargraph.errors import UsageError
+from scholargraph.graph.cli import emit_lines
+from scholargraph.graph.ids import output_id
+from scholargraph.ranking.metrics import format_run_lines
+from scholargraph.ranking.reviewers import service
 from scholargraph.server.connect import open_store
 
 
@@ -36,29 +21,8 @@ def _num(value: float | None) -> str:
     return "  n/a" if value is None else f"{value:.2f}"
 
 
-def _candidates(path: str) -> dict[str, list[str]]:
-    """TREC qrels `qid 0 cand rel` or two columns `qid cand`, ids as the file gives them (resolve them with
-    `_resolve_candidates` before scoring: a bare S2 author id is not a node id)."""
-    out: dict[str, list[str]] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):
-            continue
-        if len(parts) >= 4:
-            out.setdefault(parts[0], []).append(parts[2])
-        elif len(parts) == 2:
-            out.setdefault(parts[0], []).append(parts[1])
-    return out
-
-
-def _resolve_candidates(resolver: IdResolver, listed: dict[str, list[str]],
-                        what: str = "--candidates") -> tuple[dict[str, list[str]], Resolution]:
-    """Candidate lists with every id resolved to its author node id (the qualified id, or the source's bare
-    id when exactly one author has it); unknown ones are left out with a warning, and none known at all is
-    a UsageError (exit 2): never a silent default score for an id the graph does not have."""
-    res = resolve_ids(resolver, "author", [c for cands in listed.values() for c in cands], what)
-    return {qid: list(dict.fromkeys(res.ids[c] for c in cands if c.strip() in res.ids))
-            for qid, cands in listed.items()}, res
+def _warn(message: str) -> None:
+    click.echo(f"scholargraph: {message}", err=True)
 
 
 def _row(fmt: str, cells: list) -> str:
@@ -92,103 +56,13 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None, trai
     if (queries is None) != (qrels is None):
         raise UsageError("--queries and --qrels go together")
     t0 = time.perf_counter()
-    evidence_models = current_model_paths(obj.settings.models_dir)
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        index = build_index(store, obj.settings.models_dir, obj.quiet, models=evidence_models)
-    pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=min_papers)
-    judged = []
-    if queries:
-        grades = read_qrels(qrels)
-        judged = [(q, grades[q.id]) for q in index.read_queries(queries) if grades.get(q.id)]
-    model = RecoRank(min_papers=min_papers, self_supervised=training_queries, steps=steps).fit(index, pool,
-                                                                                             judged=judged)
-    version = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    path = obj.settings.models_dir / MODEL_SUBDIR / version
-    model.save(path)
-    _current(obj.settings.models_dir).write_text(json.dumps({"path": str(path), "version": version,
-                                                             "min_papers": min_papers,
-                                                             "evidence_models": evidence_models}, indent=2))
-    click.echo(f"trained RECO-Rank on {model.fit_info_.get('queries', 0):,} queries "
-               f"({model.fit_info_.get('judged', 0)} judged) with a pool of {len(pool):,} reviewers "
-               f"in {time.perf_counter() - t0:.1f}s -> {path}")
-
-
-def recommend_reviewers(store, models_dir: Path, *, paper_ids=(), queries_file: str | None = None,
-                        pool_file: str | None = None, candidates_file: str | None = None, k: int = 10,
-                        coi: bool = True, write: bool = False, quiet: bool = True, index: EvidenceIndex | None = None,
-                        replace_all: bool = False, run_props: dict | None = None,
-                        id_forms: dict[str, dict[str, str]] | None = None, picture: str | None = None):
-    """Suggestions per query; with `write`, a scoring run that stores them for the in-graph papers and
-    keeps the current suggestions of every other paper (`replace_all`: only this run's papers remain).
-
-    Paper and author ids (`paper_ids`, the pool and candidate files) may be qualified or the source's bare
-    ids: they are resolved to node ids (graph.ids.IdResolver); unknown ones are left out with a warning, and
-    an option none of whose ids is known is a UsageError. `id_forms`, when given, is filled with
-    {"paper": {node id: given id}, "author": {...}} for ids given in another form, so that outputs can
-    answer in the caller's own ids. `picture`: a PNG path for the evidence graph of the first query's top
-    suggestion (reviewers/picture.py)."""
-    model, meta = load_model(models_dir)
-    index = index or index_for_model(store, models_dir, meta, quiet)
-    resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
-    forms = id_forms if id_forms is not None else {}
-    forms.setdefault("paper", {})
-    forms.setdefault("author", {})
-    queries = []
-    if paper_ids:
-        papers = resolve_ids(resolver, "paper", paper_ids, "--paper")
-        forms["paper"].update(papers.given_forms())
-        queries = [index.query_for_paper(p) for p in papers.node_ids()]
-    if queries_file:
-        queries += index.read_queries(queries_file)
-    if pool_file:
-        pool_ids = resolve_ids(resolver, "author", read_ids(pool_file), "--pool")
-        forms["author"].update(pool_ids.given_forms())
-        base_pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=pool_ids.node_ids())
-    else:
-        base_pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=meta.get("min_papers", 3))
-    candidates: dict[str, list[str]] = {}
-    if candidates_file:
-        candidates, cand_ids = _resolve_candidates(resolver, _candidates(candidates_file))
-        forms["author"].update(cand_ids.given_forms())
-    results = []
-    for q in queries:
-        # A query is listed under its id, or under the form its paper id was given in (a bare id).
-        listed = candidates.get(q.id, candidates.get(forms["paper"].get(q.id, q.id)))
-        if listed is not None:
-            # The CoF protocol: rank exactly the listed candidates; each known one gets a score, history
-            # or not (unknown ids were left out with a warning above).
-            if not listed:
-                results.append((q, []))
-                continue
-            pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=listed)
-            results.append((q, model.recommend(index, q, pool, k=len(pool), coi=coi, shortlist=None)))
-        else:
-            results.append((q, model.recommend(index, q, base_pool, k=k, coi=coi)))
-    note = _draw_top_evidence(index, results, picture) if picture else ""
-    if write:
-        rows = [{"source": s.reviewer_id, "target": q.id,
-                 "props": {"score": s.score, "rank": s.rank, "main": s.main, "compensation": s.compensation,
-                           "gate": s.gate, "reliability": s.reliability,
-                           "evidence": json.dumps([asdict(p) for p in s.papers], default=str)}}
-                for q, sugg in results if q.id in index.snapshot.paper_index for s in sugg]
-        scored = [q.id for q, _ in results if q.id in index.snapshot.paper_index]
-        note = "\n".join(filter(None, [note, publish_paper_scores(
-            store, "reviewers", rows, scored, meta["version"], queries=len(results), replace_all=replace_all,
-            run_props=run_props)]))
-    return results, note
-
-
-def _draw_top_evidence(index: EvidenceIndex, results, path: str) -> str:
-    from scholargraph.graph.pictures import draw
-    from scholargraph.ranking.reviewers.picture import evidence_graph
-
-    for q, sugg in results:
-        top = next((s for s in sugg if not s.no_history), None)
-        if top is not None:
-            draw(evidence_graph(index, q, top), path, caption=f"submission {q.id}; evidence papers are the "
-                 "reviewer's own; edge width: semantic similarity or topic share")
-            return f"picture: {path} (evidence of {top.reviewer_id} for {q.id})"
-    return "picture: not drawn (no suggestion with evidence)"
+        trained = service.train(store, obj.settings.models_dir, min_papers=min_papers,
+                                judged_files=(queries, qrels) if queries else None,
+                                training_queries=training_queries, steps=steps, quiet=obj.quiet)
+    info = trained.model.fit_info_
+    click.echo(f"trained RECO-Rank on {info.get('queries', 0):,} queries ({info.get('judged', 0)} judged) with a "
+               f"pool of {trained.pool_size:,} reviewers in {time.perf_counter() - t0:.1f}s -> {trained.path}")
 
 
 @reviewers_group.command("recommend")
@@ -218,9 +92,9 @@ def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, no
         raise UsageError("give --paper ID or --queries FILE")
     forms: dict[str, dict[str, str]] = {}
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        results, note = recommend_reviewers(store, obj.settings.models_dir, paper_ids=papers, queries_file=queries,
-                                            pool_file=pool, candidates_file=candidates, k=k, coi=not no_coi,
-                                            write=write, quiet=obj.quiet, id_forms=forms, picture=picture)
+        results, note = service.recommend(store, obj.settings.models_dir, paper_ids=papers, queries_file=queries,
+                                          pool_file=pool, candidates_file=candidates, k=k, coi=not no_coi,
+                                          write=write, quiet=obj.quiet, id_forms=forms, picture=picture, warn=_warn)
 
     def given(kind: str, node_id: str) -> str:
         # Tabular outputs answer in the caller's ids (a run file is scored against the caller's qrels),
@@ -284,59 +158,25 @@ def evaluate_cmd(obj, protocol: str, queries: str, qrels: str, candidates: str |
     candidates, with RECO-Rank's ablations. `expertise`: each (paper, reviewer) pair scored on its own, the
     weighted Kendall loss of every reviewer's order of their rated papers with a bootstrap interval."""
     if protocol == "expertise":
-        _evaluate_expertise(obj, queries, qrels, bootstrap, plot)
+        from scholargraph.ranking.reviewers import expertise as ex
+
+        with open_store(obj.settings, quiet=obj.quiet) as store:
+            done = service.evaluate_expertise(store, obj.settings.models_dir, queries, qrels, bootstrap=bootstrap,
+                                              quiet=obj.quiet, warn=_warn)
+        click.echo(f"RECO-Rank: {done.origin}; text encoder: {done.encoder}")
+        click.echo(ex.format_expertise_table(done.results, done.judgments))
+        if plot:
+            ex.plot_expertise(done.results, plot)
+            click.echo(f"plot: {plot}")
         return
     from scholargraph.ranking.reviewers import evaluate as ev
 
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        index = build_index(store, obj.settings.models_dir, obj.quiet)
-    cand_file = candidates or qrels
-    if candidates:
-        judgments = ev.synthetic_judgments(index, queries, qrels, cand_file)
-    else:  # reviewer ids as the qrels give them: resolve them (a bare source id is not a node id)
-        grades = read_qrels(qrels)
-        cands, res = _resolve_candidates(IdResolver.for_snapshot(index.snapshot), _candidates(cand_file),
-                                         "--qrels reviewers")
-        grades = {qid: {res.ids[a]: g for a, g in judged.items() if a in res.ids} for qid, judged in grades.items()}
-        judgments = ev.Judgments(index.read_queries(queries), grades, cands)
-    pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=3)
-    training = ev.synthetic_training(index, pool)
-    experiment = ev.run_experiment(index, judgments, title="reviewer recommendation", training=training,
-                                   seeds=tuple(range(seeds)))
+        experiment = service.evaluate_candidates(store, obj.settings.models_dir, queries, qrels, candidates,
+                                                 seeds=seeds, quiet=obj.quiet, warn=_warn)
     click.echo(experiment.table())
     if plot:
         ev.plot_results([experiment], plot)
-        click.echo(f"plot: {plot}")
-
-
-def _evaluate_expertise(obj, queries: str, qrels: str, bootstrap: int, plot: str | None) -> None:
-    """The trained reviewer model (trained here on the graph when there is none yet) and the baselines on
-    reviewers' expertise ratings; reviewer ids as the qrels give them (bare source ids resolve)."""
-    from scholargraph.ranking.reviewers import expertise as ex
-
-    ratings = ex.read_expertise_qrels(qrels)
-    with open_store(obj.settings, quiet=obj.quiet) as store:
-        try:
-            model, meta = load_model(obj.settings.models_dir)
-            index = index_for_model(store, obj.settings.models_dir, meta, obj.quiet)
-            origin = f"the trained model {meta.get('version')}"
-        except NotFitted:
-            model, index = None, build_index(store, obj.settings.models_dir, obj.quiet)
-            origin = "no trained model yet: trained now on the graph (run `reviewers train` to keep one)"
-    resolution = resolve_ids(IdResolver.for_snapshot(index.snapshot), "author", list(ratings), "--qrels reviewers")
-    with open(queries, encoding="utf-8") as fh:
-        records = [json.loads(line) for line in fh if line.strip()]
-    texts = {str(r["id"]): paper_text(r.get("title"), r.get("abstract")) for r in records if "id" in r}
-    judgments = ex.ExpertiseJudgments.build(index, index.read_queries(queries), ratings, resolution.ids, texts)
-    if not judgments.ratings:
-        raise UsageError("no reviewer of the qrels has two rated papers among the queries: nothing to evaluate")
-    if model is None:
-        model = RecoRank().fit(index)
-    results = ex.expertise_experiment(index, judgments, model, bootstrap=bootstrap)
-    click.echo(f"RECO-Rank: {origin}; text encoder: {getattr(index.encoder, 'name', '?')}")
-    click.echo(ex.format_expertise_table(results, judgments))
-    if plot:
-        ex.plot_expertise(results, plot)
         click.echo(f"plot: {plot}")
 
 
@@ -406,12 +246,9 @@ def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min
                                 candidates_per_paper=candidates_per_paper, method=method, max_prob=max_prob, seed=seed,
                                 time_limit=time_limit if time_limit is not None else DEFAULT_TIME_LIMIT)
 
-    def warn(message: str) -> None:
-        click.echo(f"scholargraph: {message}", err=True)
-
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        model_and_meta = load_model(obj.settings.models_dir)
-        outcome = plan_assignment(store, obj.settings.models_dir, request, quiet=obj.quiet, warn=warn,
+        model_and_meta = service.load_model(obj.settings.models_dir)
+        outcome = plan_assignment(store, obj.settings.models_dir, request, quiet=obj.quiet, warn=_warn,
                                   model_and_meta=model_and_meta)
         note = publish_assignment(store, outcome, model_and_meta[1]["version"]) if write else ""
 

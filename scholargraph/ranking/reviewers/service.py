@@ -1,23 +1,57 @@
-"""The reviewer model as a use case below the CLI: where the trained model lives, how its evidence index is
-built from the graph, and the id files the commands share (no click here: the CLI parses and prints)."""
+"""The reviewer model's use cases below the CLI: train, recommend (and write back), evaluate; where the
+trained model lives (a ModelRegistry), how its evidence index is built from the graph, and the id files the
+commands share. No click here: the CLI parses options and prints, the scoring jobs call the same functions."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from scholargraph.errors import NotFitted
+from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.features import current_model_paths, load_models
+from scholargraph.graph.ids import IdResolver, Resolution
+from scholargraph.graph.records import paper_text
+from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.vectors import stored_text_vectors
+from scholargraph.ranking.metrics import read_qrels
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+from scholargraph.ranking.reviewers.query import ReviewerPool, read_candidates
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
+from scholargraph.registry import ModelRegistry
 
-MODEL_SUBDIR = "reviewers"
+MODEL_KIND = "reviewers"
 
 
-def _current(models_dir: Path) -> Path:
-    return models_dir / MODEL_SUBDIR / "current.json"
+def _ignore(message: str) -> None:
+    """The default `warn`: callers whose ids come from the graph have nothing to be warned about."""
+
+
+def registry(models_dir: Path) -> ModelRegistry:
+    """The reviewer models under models_dir/reviewers/<version>/, current.json naming the one in use."""
+    return ModelRegistry(models_dir, MODEL_KIND, train_hint="scholargraph reviewers train", label="reviewer")
+
+
+def resolve_ids(resolver: IdResolver, kind: str, given, what: str, warn: Callable[[str], None]) -> Resolution:
+    """`given` ids of one option resolved: unknown ones are reported through `warn` (their count, up to five
+    examples); none known at all is a UsageError (exit 2) that shows the expected form."""
+    res = resolver.resolve(kind, given).require(what)
+    message = res.warning(what)
+    if message:
+        warn(message)
+    return res
+
+
+def resolve_candidates(resolver: IdResolver, listed: dict[str, list[str]], what: str,
+                       warn: Callable[[str], None]) -> tuple[dict[str, list[str]], Resolution]:
+    """Candidate lists with every id resolved to its author node id (the qualified id, or the source's bare
+    id when exactly one author has it); unknown ones are left out with a warning, and none known at all is
+    a UsageError (exit 2): never a silent default score for an id the graph does not have."""
+    res = resolve_ids(resolver, "author", [c for cands in listed.values() for c in cands], what, warn)
+    return {qid: list(dict.fromkeys(res.ids[c] for c in cands if c.strip() in res.ids))
+            for qid, cands in listed.items()}, res
 
 
 def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | None = None) -> EvidenceIndex:
@@ -40,10 +74,8 @@ def index_for_model(store, models_dir: Path, meta: dict, quiet: bool) -> Evidenc
 
 
 def load_model(models_dir: Path) -> tuple[RecoRank, dict]:
-    current = _current(models_dir)
-    if not current.exists():
-        raise NotFitted("no reviewer model: run `scholargraph reviewers train` first")
-    meta = json.loads(current.read_text())
+    """The model in use and its current.json record (NotFitted, saying how to train one, before the first)."""
+    meta = registry(models_dir).require_current()
     return RecoRank.load(meta["path"]), meta
 
 
@@ -52,3 +84,175 @@ def read_ids(path: str) -> list[str]:
     They are user ids: resolve them (graph.ids.IdResolver) before looking them up."""
     return [line.split()[0] for line in Path(path).read_text(encoding="utf-8").splitlines()
             if line.strip() and not line.lstrip().startswith("#")]
+
+
+@dataclass
+class Trained:
+    """What `train` made: the model, the size of its reviewer pool, and where it was saved."""
+
+    model: RecoRank
+    pool_size: int
+    path: Path
+
+
+def train(store, models_dir: Path, *, min_papers: int = 3, judged_files: tuple[str, str] | None = None,
+          training_queries: int = 600, steps: int = 300, quiet: bool = True) -> Trained:
+    """Train on the graph (hidden papers, their authors as positives), plus the judgments of `judged_files`
+    (a submissions JSONL and its qrels) when given; save the model as a new version and make it current."""
+    evidence_models = current_model_paths(models_dir)
+    index = build_index(store, models_dir, quiet, models=evidence_models)
+    pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=min_papers)
+    judged = []
+    if judged_files:
+        queries, qrels = judged_files
+        grades = read_qrels(qrels)
+        judged = [(q, grades[q.id]) for q in index.read_queries(queries) if grades.get(q.id)]
+    model = RecoRank(min_papers=min_papers, self_supervised=training_queries, steps=steps).fit(index, pool,
+                                                                                             judged=judged)
+    models = registry(models_dir)
+    version, path = models.claim()
+    model.save(path)
+    models.publish({"path": str(path), "version": version, "min_papers": min_papers,
+                    "evidence_models": evidence_models})
+    return Trained(model, len(pool), path)
+
+
+def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None = None,
+                        pool_file: str | None = None, candidates_file: str | None = None, k: int = 10,
+                        coi: bool = True, write: bool = False, quiet: bool = True, index: EvidenceIndex | None = None,
+                        replace_all: bool = False, run_props: dict | None = None,
+                        id_forms: dict[str, dict[str, str]] | None = None, picture: str | None = None,
+                        warn: Callable[[str], None] = _ignore):
+    """Suggestions per query; with `write`, a scoring run that stores them for the in-graph papers and
+    keeps the current suggestions of every other paper (`replace_all`: only this run's papers remain).
+
+    Paper and author ids (`paper_ids`, the pool and candidate files) may be qualified or the source's bare
+    ids: they are resolved to node ids (graph.ids.IdResolver); unknown ones are left out with a warning, and
+    an option none of whose ids is known is a UsageError. `id_forms`, when given, is filled with
+    {"paper": {node id: given id}, "author": {...}} for ids given in another form, so that outputs can
+    answer in the caller's own ids. `picture`: a PNG path for the evidence graph of the first query's top
+    suggestion (reviewers/picture.py). `warn` gets the line about ids left out."""
+    model, meta = load_model(models_dir)
+    index = index or index_for_model(store, models_dir, meta, quiet)
+    resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
+    forms = id_forms if id_forms is not None else {}
+    forms.setdefault("paper", {})
+    forms.setdefault("author", {})
+    queries = []
+    if paper_ids:
+        papers = resolve_ids(resolver, "paper", paper_ids, "--paper", warn)
+        forms["paper"].update(papers.given_forms())
+        queries = [index.query_for_paper(p) for p in papers.node_ids()]
+    if queries_file:
+        queries += index.read_queries(queries_file)
+    if pool_file:
+        pool_ids = resolve_ids(resolver, "author", read_ids(pool_file), "--pool", warn)
+        forms["author"].update(pool_ids.given_forms())
+        base_pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=pool_ids.node_ids())
+    else:
+        base_pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=meta.get("min_papers", 3))
+    candidates: dict[str, list[str]] = {}
+    if candidates_file:
+        candidates, cand_ids = resolve_candidates(resolver, read_candidates(candidates_file), "--candidates", warn)
+        forms["author"].update(cand_ids.given_forms())
+    results = []
+    for q in queries:
+        # A query is listed under its id, or under the form its paper id was given in (a bare id).
+        listed = candidates.get(q.id, candidates.get(forms["paper"].get(q.id, q.id)))
+        if listed is not None:
+            # The CoF protocol: rank exactly the listed candidates; each known one gets a score, history
+            # or not (unknown ids were left out with a warning above).
+            if not listed:
+                results.append((q, []))
+                continue
+            pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=listed)
+            results.append((q, model.recommend(index, q, pool, k=len(pool), coi=coi, shortlist=None)))
+        else:
+            results.append((q, model.recommend(index, q, base_pool, k=k, coi=coi)))
+    note = draw_top_evidence(index, results, picture) if picture else ""
+    if write:
+        rows = [{"source": s.reviewer_id, "target": q.id,
+                 "props": {"score": s.score, "rank": s.rank, "main": s.main, "compensation": s.compensation,
+                           "gate": s.gate, "reliability": s.reliability,
+                           "evidence": json.dumps([asdict(p) for p in s.papers], default=str)}}
+                for q, sugg in results if q.id in index.snapshot.paper_index for s in sugg]
+        scored = [q.id for q, _ in results if q.id in index.snapshot.paper_index]
+        note = "\n".join(filter(None, [note, publish_paper_scores(
+            store, "reviewers", rows, scored, meta["version"], queries=len(results), replace_all=replace_all,
+            run_props=run_props)]))
+    return results, note
+
+
+def draw_top_evidence(index: EvidenceIndex, results, path: str) -> str:
+    """The evidence graph of the first suggestion with evidence, drawn to `path`; the note says which."""
+    from scholargraph.graph.pictures import draw
+    from scholargraph.ranking.reviewers.picture import evidence_graph
+
+    for q, sugg in results:
+        top = next((s for s in sugg if not s.no_history), None)
+        if top is not None:
+            draw(evidence_graph(index, q, top), path, caption=f"submission {q.id}; evidence papers are the "
+                 "reviewer's own; edge width: semantic similarity or topic share")
+            return f"picture: {path} (evidence of {top.reviewer_id} for {q.id})"
+    return "picture: not drawn (no suggestion with evidence)"
+
+
+def evaluate_candidates(store, models_dir: Path, queries: str, qrels: str, candidates: str | None = None, *,
+                        seeds: int = 1, quiet: bool = True, warn: Callable[[str], None] = _ignore):
+    """RECO-Rank (and its ablations, trained here) against CoF and the semantic baselines, ranking only the
+    judged candidates (Soft/Hard P@5/P@10): an evaluate.Experiment."""
+    from scholargraph.ranking.reviewers import evaluate as ev
+
+    index = build_index(store, models_dir, quiet)
+    cand_file = candidates or qrels
+    if candidates:
+        judgments = ev.synthetic_judgments(index, queries, qrels, cand_file)
+    else:  # reviewer ids as the qrels give them: resolve them (a bare source id is not a node id)
+        grades = read_qrels(qrels)
+        cands, res = resolve_candidates(IdResolver.for_snapshot(index.snapshot), read_candidates(cand_file),
+                                        "--qrels reviewers", warn)
+        grades = {qid: {res.ids[a]: g for a, g in judged.items() if a in res.ids} for qid, judged in grades.items()}
+        judgments = ev.Judgments(index.read_queries(queries), grades, cands)
+    pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=3)
+    training = ev.synthetic_training(index, pool)
+    return ev.run_experiment(index, judgments, title="reviewer recommendation", training=training,
+                             seeds=tuple(range(seeds)))
+
+
+@dataclass
+class ExpertiseEvaluation:
+    """The expertise protocol's results per scorer, the judgments they were scored on, which RECO-Rank was
+    used (`origin`), and the evidence's text encoder."""
+
+    results: dict
+    judgments: object
+    origin: str
+    encoder: str
+
+
+def evaluate_expertise(store, models_dir: Path, queries: str, qrels: str, *, bootstrap: int = 2000,
+                       quiet: bool = True, warn: Callable[[str], None] = _ignore) -> ExpertiseEvaluation:
+    """The trained reviewer model (trained here on the graph when there is none yet) and the baselines on
+    reviewers' expertise ratings; reviewer ids as the qrels give them (bare source ids resolve)."""
+    from scholargraph.ranking.reviewers import expertise as ex
+
+    ratings = ex.read_expertise_qrels(qrels)
+    try:
+        model, meta = load_model(models_dir)
+        index = index_for_model(store, models_dir, meta, quiet)
+        origin = f"the trained model {meta.get('version')}"
+    except NotFitted:
+        model, index = None, build_index(store, models_dir, quiet)
+        origin = "no trained model yet: trained now on the graph (run `reviewers train` to keep one)"
+    resolution = resolve_ids(IdResolver.for_snapshot(index.snapshot), "author", list(ratings), "--qrels reviewers",
+                             warn)
+    with open(queries, encoding="utf-8") as fh:
+        records = [json.loads(line) for line in fh if line.strip()]
+    texts = {str(r["id"]): paper_text(r.get("title"), r.get("abstract")) for r in records if "id" in r}
+    judgments = ex.ExpertiseJudgments.build(index, index.read_queries(queries), ratings, resolution.ids, texts)
+    if not judgments.ratings:
+        raise UsageError("no reviewer of the qrels has two rated papers among the queries: nothing to evaluate")
+    if model is None:
+        model = RecoRank().fit(index)
+    results = ex.expertise_experiment(index, judgments, model, bootstrap=bootstrap)
+    return ExpertiseEvaluation(results, judgments, origin, getattr(index.encoder, "name", "?"))
