@@ -15,19 +15,19 @@ CURRENT_FILE = "current.json"
 
 
 def write_config(directory: str | os.PathLike, model: str, version: int, config: dict, *,
-                 filename: str = CONFIG_FILE, name_key: str = "model") -> Path:
-    """`config.json` (or `filename`) in `directory` (created): the model's name (under `name_key`) and code
-    version first, then `config`."""
+                 filename: str = CONFIG_FILE) -> Path:
+    """`config.json` (or `filename`, for a layout saved before this helper) in `directory` (created): the
+    model's name and code version first, then `config`."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    body = {name_key: model, "version": version, **config}
+    body = {"model": model, "version": version, **config}
     (out / filename).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
     return out
 
 
 def read_config(directory: str | os.PathLike, model: str, version: int, *, label: str | None = None,
                 known_params: Iterable[str] | None = None, params_key: str = "params",
-                required: Iterable[str] = (), filename: str = CONFIG_FILE, name_key: str = "model") -> dict:
+                required: Iterable[str] = (), filename: str = CONFIG_FILE) -> dict:
     """The config saved by `write_config`, checked: this model, this code's version, only known parameters,
     and the files named in `required` beside it. Anything else is NotFitted with the reason."""
     src = Path(directory)
@@ -41,8 +41,8 @@ def read_config(directory: str | os.PathLike, model: str, version: int, *, label
         raise NotFitted(f"no saved {label} model in {src}: {exc}") from exc
     if not isinstance(config, dict):
         raise NotFitted(f"no saved {label} model in {src}: {filename} is not a JSON object")
-    if config.get(name_key) != model or config.get("version") != version:
-        raise NotFitted(f"{src} holds {config.get(name_key)!r} version {config.get('version')!r}; this code "
+    if config.get("model") != model or config.get("version") != version:
+        raise NotFitted(f"{src} holds {config.get('model')!r} version {config.get('version')!r}; this code "
                         f"reads {model!r} version {version}: retrain it")
     if known_params is not None:
         unknown = set(config.get(params_key, {})) - set(known_params)

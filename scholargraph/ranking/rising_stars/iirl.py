@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -13,6 +12,7 @@ import torch
 
 from scholargraph.errors import NotFitted
 from scholargraph.ranking.rising_stars.features import FEATURE_LABELS, FEATURE_NAMES
+from scholargraph.registry import read_config, write_config
 
 MODEL_VERSION = 1
 ALL = "all"  # the key of the model trained on every young author, whatever their topics
@@ -298,12 +298,10 @@ class IIRL:
     def save(self, path: str | Path) -> Path:
         """JSON config + torch state dict (tensors only) in directory `path`."""
         self._check()
-        out = Path(path)
-        out.mkdir(parents=True, exist_ok=True)
-        config = {"model": "IIRL", "version": MODEL_VERSION, "params": asdict(self.params),
-                  "feature_names": self.feature_names_, "topics": list(self.weights_),
-                  "fallback": self.fallback_, "history": self.history_}
-        (out / CONFIG_FILE).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+        out = write_config(path, "IIRL", MODEL_VERSION,
+                           {"params": asdict(self.params), "feature_names": self.feature_names_,
+                            "topics": list(self.weights_), "fallback": self.fallback_, "history": self.history_},
+                           filename=CONFIG_FILE)
         state = {"mean": torch.from_numpy(self.mean_), "scale": torch.from_numpy(self.scale_)}
         for key, w in self.weights_.items():
             state[f"omega.{key}"] = torch.from_numpy(w)
@@ -314,14 +312,9 @@ class IIRL:
     @classmethod
     def load(cls, path: str | Path) -> IIRL:
         src = Path(path)
-        try:
-            config = json.loads((src / CONFIG_FILE).read_text(encoding="utf-8"))
-            state = torch.load(src / WEIGHTS_FILE, weights_only=True)
-        except FileNotFoundError as exc:
-            raise NotFitted(f"no saved IIRL model in {src} ({exc.filename} missing)") from None
-        if config.get("model") != "IIRL" or config.get("version") != MODEL_VERSION:
-            raise NotFitted(f"{src} holds model {config.get('model')!r} version {config.get('version')!r}; "
-                            f"this code reads IIRL version {MODEL_VERSION}: retrain it")
+        config = read_config(src, "IIRL", MODEL_VERSION, filename=CONFIG_FILE, required=(WEIGHTS_FILE,),
+                             known_params=IIRLParams.__dataclass_fields__)
+        state = torch.load(src / WEIGHTS_FILE, weights_only=True)
         model = cls(**config["params"])
         model.feature_names_ = list(config["feature_names"])
         model.mean_ = state["mean"].numpy()
