@@ -117,12 +117,11 @@ def train(store, models_dir: Path, *, min_papers: int = 3, judged_files: tuple[s
     return Trained(model, len(pool), path)
 
 
-def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None = None,
-                        pool_file: str | None = None, candidates_file: str | None = None, k: int = 10,
-                        coi: bool = True, write: bool = False, quiet: bool = True, index: EvidenceIndex | None = None,
-                        replace_all: bool = False, run_props: dict | None = None,
-                        id_forms: dict[str, dict[str, str]] | None = None, picture: str | None = None,
-                        warn: Callable[[str], None] = _ignore):
+def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None = None, pool_file: str | None = None,
+              candidates_file: str | None = None, k: int = 10, coi: bool = True, write: bool = False,
+              quiet: bool = True, index: EvidenceIndex | None = None, replace_all: bool = False,
+              run_props: dict | None = None, id_forms: dict[str, dict[str, str]] | None = None,
+              picture: str | None = None, warn: Callable[[str], None] = _ignore):
     """Suggestions per query; with `write`, a scoring run that stores them for the in-graph papers and
     keeps the current suggestions of every other paper (`replace_all`: only this run's papers remain).
 
