@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _server import bench_server  # noqa: E402
 
 from scholargraph import cypher  # noqa: E402
-from scholargraph.graph.neo4j_store import BatchRows, Neo4jStore, WriteCounts  # noqa: E402
+from scholargraph.graph.neo4j_store import Neo4jStore  # noqa: E402
+from scholargraph.graph.store import BatchRows, WriteCounts  # noqa: E402
 from scholargraph.ingest.loader import ingest  # noqa: E402
 
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import re
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import neo4j
@@ -19,13 +17,18 @@ from neo4j import exceptions as neo4j_errors
 from scholargraph import cypher
 from scholargraph.errors import StoreError, StoreUnavailable
 from scholargraph.graph.records import PaperBundle, fold_id
+from scholargraph.graph.store import (
+    DERIVED_EDGE_TYPES,
+    EDGE_TYPES,
+    NODE_LABELS,
+    SCORE_EDGE_TYPES,
+    BatchRows,
+    WriteCounts,
+    check_name,
+    plain_value,
+    to_camel,
+)
 
-# Labels and relationship types that reads and write-back accept. Cypher cannot take a label as a
-# parameter and still use its index, so each has its own query file, chosen from this whitelist.
-NODE_LABELS = ("Paper", "Author", "Venue", "Topic")
-EDGE_TYPES = ("CITES", "AUTHORED", "PUBLISHED_IN", "COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
-DERIVED_EDGE_TYPES = ("COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
-SCORE_EDGE_TYPES = ("SUGGESTED_REVIEWER", "RISING_STAR_IN", "RECOMMENDED_CITATION", "ASSIGNED_TO")
 ID_KINDS = ("paper", "author", "topic", "venue")
 
 # Ids with whitespace (graphs ingested before ids were made whitespace-free), as a Java regex: `(?U)` makes
@@ -37,109 +40,6 @@ WHITESPACE_ID_MIGRATION = "whitespace-free-ids"
 # The driver logs each retried transient error (a deadlock between two writers, say) as a warning;
 # retries are expected here, and a failure after the retries still raises.
 logging.getLogger("neo4j").addHandler(logging.NullHandler())
-
-_CAMEL_BOUNDARY = re.compile(r"_([a-z0-9])")
-
-
-def to_camel(name: str) -> str:
-    """snake_case (Python) -> camelCase (Neo4j property)."""
-    return _CAMEL_BOUNDARY.sub(lambda m: m.group(1).upper(), name)
-
-
-def to_snake(name: str) -> str:
-    """camelCase (Neo4j property) -> snake_case (Python)."""
-    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
-
-
-@dataclass
-class WriteCounts:
-    """What one batch of bundles did to the graph (summed over batches by the loader)."""
-
-    papers: int = 0
-    papers_created: int = 0
-    merged: int = 0
-    stubs_created: int = 0
-    stubs_filled: int = 0
-    authors: int = 0
-    authorships: int = 0
-    citations: int = 0
-    venues: int = 0
-
-    def add(self, other: WriteCounts) -> None:
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-
-@dataclass
-class BatchRows:
-    """A batch of bundles flattened into the parameter rows of each upsert query."""
-
-    papers: list[dict] = field(default_factory=list)
-    authors: list[dict] = field(default_factory=list)
-    venues: list[dict] = field(default_factory=list)
-    authorships: list[dict] = field(default_factory=list)
-    published_in: list[dict] = field(default_factory=list)
-    citations: list[dict] = field(default_factory=list)
-    cited_ids: list[str] = field(default_factory=list)
-    aliases: list[dict] = field(default_factory=list)
-
-    @classmethod
-    def from_bundles(cls, bundles: Iterable[PaperBundle]) -> BatchRows:
-        rows = cls()
-        papers: dict[str, dict] = {}
-        authors: dict[str, dict] = {}
-        venues: dict[str, dict] = {}
-        cited: dict[str, None] = {}  # insertion-ordered set
-        for b in bundles:
-            p = b.paper
-            if p is not None:
-                row = {"id": p.id, "title": p.title, "abstract": p.abstract, "year": p.year, "doi": p.doi,
-                       "venueId": p.venue_id, "sources": list(p.sources),
-                       "partial": bool(getattr(p, "partial", False))}
-                prev = papers.get(p.id)
-                # Two records of one batch with the same id (a DOI seen twice) merge like separate batches.
-                papers[p.id] = row if prev is None else _merge_paper_rows(prev, row)
-                if p.venue_id:
-                    rows.published_in.append({"paperId": p.id, "venueId": p.venue_id})
-            for a in b.authors:
-                prev_a = authors.get(a.id)
-                if prev_a is None:
-                    authors[a.id] = {"id": a.id, "name": a.name, "orcid": a.orcid, "sources": list(a.sources)}
-                else:
-                    prev_a["sources"] = prev_a["sources"] + [s for s in a.sources if s not in prev_a["sources"]]
-                    prev_a["orcid"] = prev_a["orcid"] or a.orcid
-            if b.venue is not None and b.venue.id not in venues:
-                venues[b.venue.id] = {"id": b.venue.id, "name": b.venue.name}
-            # Grouped by paper: one index lookup per paper instead of one per edge.
-            if b.authorships:
-                rows.authorships.append({"paperId": b.authorships[0].paper_id, "authors": [
-                    {"id": s.author_id, "position": s.position} for s in b.authorships]})
-            if b.citations:
-                rows.citations.append({"citing": b.citations[0].citing_id,
-                                       "cited": [c.cited_id for c in b.citations]})
-                for c in b.citations:
-                    cited.setdefault(c.cited_id, None)
-        rows.papers = list(papers.values())
-        rows.aliases = [{"alias": s, "id": row["id"]} for row in rows.papers for s in row["sources"]
-                        if s != row["id"]]
-        rows.authors = list(authors.values())
-        rows.venues = list(venues.values())
-        rows.cited_ids = list(cited)
-        return rows
-
-
-    def counts(self) -> WriteCounts:
-        """What the batch holds; the writer adds what it created, merged and filled."""
-        return WriteCounts(papers=len(self.papers), authors=len(self.authors),
-                           authorships=sum(len(r["authors"]) for r in self.authorships),
-                           citations=sum(len(r["cited"]) for r in self.citations), venues=len(self.venues))
-
-
-def _merge_paper_rows(old: dict, new: dict) -> dict:
-    merged = {k: (new[k] if new.get(k) is not None else old.get(k)) for k in new}
-    merged["sources"] = old["sources"] + [s for s in new["sources"] if s not in old["sources"]]
-    merged["partial"] = old["partial"] and new["partial"]
-    return merged
 
 
 def _describe(exc: BaseException) -> str:
@@ -373,7 +273,7 @@ class Neo4jStore:
         """For each given id, the node ids of `kind` ('paper', 'author', 'topic', 'venue') that one of its
         forms names: a node's own id, a paper alias, an author's or venue's source (or pre-migration) id.
         The store side of graph.ids.IdResolver; givens naming nothing are absent."""
-        _check(kind, ID_KINDS)
+        check_name(kind, ID_KINDS)
         rows = [{"given": g, "forms": list(f)} for g, f in forms.items()]
         if not rows:
             return {}
@@ -433,7 +333,7 @@ class Neo4jStore:
 
     def read_nodes(self, label: str, props: Sequence[str] = ()) -> tuple[list[str], dict[str, list[Any]]]:
         """All nodes of `label`: their ids (in a stable order) and the requested properties (snake_case)."""
-        _check(label, NODE_LABELS)
+        check_name(label, NODE_LABELS)
         camel = [to_camel(p) for p in props]
         ids: list[str] = []
         values: dict[str, list[Any]] = {p: [] for p in props}
@@ -446,7 +346,7 @@ class Neo4jStore:
     def read_edges(self, rel_type: str, weight: str | None = None
                    ) -> tuple[list[str], list[str], np.ndarray]:
         """All relationships of `rel_type` as parallel (source ids, target ids, weights) arrays."""
-        _check(rel_type, EDGE_TYPES)
+        check_name(rel_type, EDGE_TYPES)
         sources: list[str] = []
         targets: list[str] = []
         weights: list[float] = []
@@ -459,10 +359,10 @@ class Neo4jStore:
 
     # --- write-back -------------------------------------------------------------------------------
 
-    def write_node_properties(self, label: str, ids: Sequence[str], props: dict[str, Sequence[Any]],
+    def write_node_properties(self, label: str, ids: Sequence[str], props: dict[str, Sequence[Any] | np.ndarray],
                               batch_size: int = 10_000) -> int:
         """Set properties (snake_case names, one sequence per property, aligned with `ids`); idempotent."""
-        _check(label, NODE_LABELS)
+        check_name(label, NODE_LABELS)
         names = list(props)
         for name in names:
             if len(props[name]) != len(ids):
@@ -472,7 +372,7 @@ class Neo4jStore:
         for start in range(0, len(ids), batch_size):
             rows = []
             for i in range(start, min(start + batch_size, len(ids))):
-                rows.append({"id": ids[i], "props": {to_camel(n): _plain(props[n][i]) for n in names}})
+                rows.append({"id": ids[i], "props": {to_camel(n): plain_value(props[n][i]) for n in names}})
             self.run_write(query, rows=rows)
             written += len(rows)
         return written
@@ -480,8 +380,8 @@ class Neo4jStore:
 
     def write_edges(self, rel_type: str, rows: Iterable[dict], version: str, batch_size: int = 20_000) -> int:
         """Materialise derived edges {source, target, weight} of one type; idempotent. Returns rows written."""
-        _check(rel_type, DERIVED_EDGE_TYPES)
-        plain = ({k: _plain(v) for k, v in row.items()} for row in rows)
+        check_name(rel_type, DERIVED_EDGE_TYPES)
+        plain = ({k: plain_value(v) for k, v in row.items()} for row in rows)
         return self._write_in_batches(f"store/write_{rel_type.lower()}", plain, batch_size, version=version)
 
     def _write_in_batches(self, query_name: str, rows: Iterable[dict], batch_size: int, **params) -> int:
@@ -495,14 +395,14 @@ class Neo4jStore:
 
     def delete_stale_edges(self, rel_type: str, version: str) -> None:
         """Drop edges of `rel_type` that the computation `version` did not produce."""
-        _check(rel_type, DERIVED_EDGE_TYPES)
+        check_name(rel_type, DERIVED_EDGE_TYPES)
         self.run_autocommit(f"store/delete_stale_{rel_type.lower()}", version=version)
 
     def upsert_topics(self, rows: list[dict]) -> None:
         self.run_write("store/upsert_topics", rows=rows)
 
     def record_run(self, run_id: str, props: dict[str, Any]) -> None:
-        self.run_write("store/record_run", id=run_id, props={to_camel(k): _plain(v) for k, v in props.items()})
+        self.run_write("store/record_run", id=run_id, props={to_camel(k): plain_value(v) for k, v in props.items()})
 
     def last_run(self, job: str) -> dict | None:
         rows = self.run_read("store/last_run", job=job)
@@ -540,22 +440,22 @@ class Neo4jStore:
     def write_scores(self, rel_type: str, rows: Iterable[dict], run_id: str, batch_size: int = 10_000) -> int:
         """Score edges {source, target, props} of run `run_id`, invisible to current-run readers until
         `switch_run`."""
-        _check(rel_type, SCORE_EDGE_TYPES)
+        check_name(rel_type, SCORE_EDGE_TYPES)
         converted = ({"source": row["source"], "target": row["target"],
-                      "props": {to_camel(k): _plain(v) for k, v in row["props"].items()}} for row in rows)
+                      "props": {to_camel(k): plain_value(v) for k, v in row["props"].items()}} for row in rows)
         return self._write_in_batches(f"store/write_{rel_type.lower()}", converted, batch_size, runId=run_id)
 
     def switch_run(self, run_id: str) -> None:
         self.run_write("store/switch_current_run", runId=run_id)
 
     def delete_old_scores(self, rel_type: str, run_id: str) -> None:
-        _check(rel_type, SCORE_EDGE_TYPES)
+        check_name(rel_type, SCORE_EDGE_TYPES)
         self.run_autocommit(f"store/delete_old_{rel_type.lower()}", runId=run_id)
 
     def carry_forward_scores(self, rel_type: str, run_id: str, rescored: Sequence[str]) -> tuple[int, int]:
         """Copy the current run's score edges of the papers not in `rescored` to run `run_id` (an
         incremental run keeps what it did not recompute); (edges, papers) carried."""
-        _check(rel_type, ("SUGGESTED_REVIEWER", "RECOMMENDED_CITATION"))
+        check_name(rel_type, ("SUGGESTED_REVIEWER", "RECOMMENDED_CITATION"))
         row = self.run_autocommit(f"store/carry_forward_{rel_type.lower()}", runId=run_id, rescored=list(rescored))
         return (int(row[0]["edges"]), int(row[0]["papers"])) if row else (0, 0)
 
@@ -598,7 +498,7 @@ class Neo4jStore:
         CITES_VENUE), normalised to sum to 1 like the networkx backend. GDS lets the rank mass of
         dangling nodes leak where networkx spreads it uniformly; with a uniform teleport the two
         vectors are proportional, so after normalisation they agree."""
-        _check(network, ("CITES", "COAUTHOR", "CITES_AUTHOR", "CITES_VENUE"))
+        check_name(network, ("CITES", "COAUTHOR", "CITES_AUTHOR", "CITES_VENUE"))
         name = f"scholargraph-{network.lower()}-{uuid.uuid4().hex[:8]}"
         config: dict[str, Any] = {"dampingFactor": damping, "maxIterations": max_iter, "tolerance": tol}
         if network != "CITES":
@@ -616,17 +516,3 @@ class Neo4jStore:
         rows = self._guard(call)
         total = sum(score for _, score in rows) or 1.0
         return {node_id: score / total for node_id, score in rows}
-
-
-def _check(name: str, allowed: tuple[str, ...]) -> None:
-    if name not in allowed:
-        raise ValueError(f"unknown {name!r}; expected one of {', '.join(allowed)}")
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars and arrays -> Python values the driver can send."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scholargraph.graph.neo4j_store import BatchRows, WriteCounts
 from scholargraph.graph.records import PaperBundle
+from scholargraph.graph.store import BatchRows, WriteCounts
 from scholargraph.progress import progress
 
 # A paper's spilled record, by position. Authorships and venues travel with the paper they belong to.

@@ -1,7 +1,7 @@
 """Flattening bundles into query rows (no server needed)."""
 
-from scholargraph.graph.neo4j_store import BatchRows, to_camel, to_snake
 from scholargraph.graph.records import Author, Authorship, Citation, Paper, PaperBundle, Venue
+from scholargraph.graph.store import BatchRows, to_camel, to_snake
 
 
 def bundle(pid, sources, refs=(), title="T", venue=None):
