@@ -31,6 +31,7 @@ from scholargraph.graph.encoders import (
 )
 from scholargraph.graph.pagerank import pagerank
 from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.store import GraphStore
 from scholargraph.graph.vectors import citation_vectors, has_evidence
 from scholargraph.progress import progress
 
@@ -114,7 +115,7 @@ def papers_to_encode(snapshot: GraphSnapshot, key: str, stamps: dict[str, tuple[
     return mask
 
 
-def read_semantic_stamps(store) -> dict[str, tuple[str | None, str | None]]:
+def read_semantic_stamps(store: GraphStore) -> dict[str, tuple[str | None, str | None]]:
     """Paper id -> (encoder key, text hash) of every paper that has been encoded."""
     return {pid: (key, digest) for page in store.pages("store/paper_semantic_stamps")
             for pid, key, digest in page}
@@ -195,7 +196,7 @@ def _suffix(as_of: int | None) -> str:
     return "" if as_of is None else f"_as_of_{as_of}"
 
 
-def write_features(store, snapshot: GraphSnapshot, f: Features, options: FeatureOptions, version: str,
+def write_features(store: GraphStore, snapshot: GraphSnapshot, f: Features, options: FeatureOptions, version: str,
                    log: Callable[[str], None] = lambda _: None) -> dict[str, int]:
     """Write what was computed. As of a year, only scalar features are written, under suffixed names
     (`pagerankAsOf2015`, ...), so that they sit beside the current ones; networks, topics and vectors as of
@@ -248,7 +249,7 @@ def write_features(store, snapshot: GraphSnapshot, f: Features, options: Feature
     return counts
 
 
-def _write_text_vectors(store, snapshot: GraphSnapshot, f: Features) -> int:
+def _write_text_vectors(store: GraphStore, snapshot: GraphSnapshot, f: Features) -> int:
     """The text vectors of the papers encoded in this run, each stamped with the encoder's key and the hash
     of the text it read (`semanticEncoder`, `semanticTextHash`); the other papers keep theirs."""
     idx = (np.flatnonzero(f.encoded) if f.encoded is not None else np.arange(snapshot.n_papers)).tolist()
@@ -268,7 +269,7 @@ def _write_text_vectors(store, snapshot: GraphSnapshot, f: Features) -> int:
     return len(idx)
 
 
-def _write_vectors(store, ids: list[str], name: str, vectors: np.ndarray) -> int:
+def _write_vectors(store: GraphStore, ids: list[str], name: str, vectors: np.ndarray) -> int:
     """Vectors as float lists; papers without evidence get null (no vector), not a zero vector."""
     mask = has_evidence(vectors)
     values = [vectors[i].tolist() if mask[i] else None for i in range(len(ids))]
@@ -321,7 +322,7 @@ def load_current_models(models_dir: Path) -> tuple[topics.TopicModel | None, obj
 # --- the command ------------------------------------------------------------------------------------
 
 
-def gds_pagerank_features(store, snapshot: GraphSnapshot, f: Features, options: FeatureOptions) -> None:
+def gds_pagerank_features(store: GraphStore, snapshot: GraphSnapshot, f: Features, options: FeatureOptions) -> None:
     """Fill the PageRank arrays of `f` from Neo4j GDS, aligned with the snapshot's indexes."""
     def aligned(network: str, ids: list[str]) -> np.ndarray:
         scores = store.gds_pagerank(network, options.damping, options.max_iter, options.tol)
@@ -371,9 +372,9 @@ def _steps_reading_changed_models(last_fingerprint: str | None, fingerprint: str
     return (redo | set(also)) or None
 
 
-def run_features(store, models_dir: Path, options: FeatureOptions, *, retrain: bool = False, force: bool = False,
-                 quiet: bool = True, log: Callable[[str], None] = lambda _: None, run_props: dict | None = None
-                 ) -> str:
+def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *, retrain: bool = False,
+                 force: bool = False, quiet: bool = True, log: Callable[[str], None] = lambda _: None,
+                 run_props: dict | None = None) -> str:
     """The `features` command: skip when nothing changed since the last successful run, else recompute
     (reusing the saved topic model and encoder unless `retrain`), write back and record a ScoringRun."""
     if options.backend not in ("networkx", "gds"):

@@ -10,9 +10,9 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from scholargraph.errors import StoreUnavailable
+from scholargraph.graph.store import GraphStore
 
 JOB_EDGE = {"rising-stars": "RISING_STAR_IN", "reviewers": "SUGGESTED_REVIEWER", "citations": "RECOMMENDED_CITATION",
             "assignment": "ASSIGNED_TO"}
@@ -26,7 +26,7 @@ def new_run_id(job: str) -> str:
 class ScoringRun:
     """One run of a scoring job; use `with ScoringRun(store, job) as run:` so a failure is recorded."""
 
-    store: Any
+    store: GraphStore
     job: str
     props: dict = field(default_factory=dict)
     run_id: str = ""
@@ -79,7 +79,7 @@ class ScoringRun:
                 pass
 
 
-def publish_paper_scores(store, job: str, rows: list[dict], scored: Sequence[str], model_version: str, *,
+def publish_paper_scores(store: GraphStore, job: str, rows: list[dict], scored: Sequence[str], model_version: str, *,
                          queries: int, replace_all: bool = False, run_props: dict | None = None) -> str:
     """One scoring run of per-paper scores (`rows` {source, target, props}) for the papers `scored`: an
     incremental run keeps the current scores of every other paper, `replace_all` keeps only these.

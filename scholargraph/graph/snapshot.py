@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from scholargraph.graph.records import paper_text
+from scholargraph.graph.store import GraphStore
 
 NO_YEAR = -1
 NO_VENUE = -1
@@ -144,7 +145,7 @@ class GraphSnapshot:
     # --- building ----------------------------------------------------------------------------------
 
     @classmethod
-    def from_store(cls, store, with_text: bool = False, quiet: bool = True, with_vectors: bool = False,
+    def from_store(cls, store: GraphStore, with_text: bool = False, quiet: bool = True, with_vectors: bool = False,
                    semantic_encoder: str | None = None) -> GraphSnapshot:
         """Pull the whole graph through the store's streaming reads (no driver code here). With
         `with_vectors`, also the vectors that `features` stored (see `load_stored_vectors`)."""
@@ -184,7 +185,7 @@ class GraphSnapshot:
             snapshot.load_stored_vectors(store, semantic_encoder=semantic_encoder, quiet=quiet)
         return snapshot
 
-    def load_stored_vectors(self, store, semantic_encoder: str | None = None, quiet: bool = True,
+    def load_stored_vectors(self, store: GraphStore, semantic_encoder: str | None = None, quiet: bool = True,
                             page_size: int = 5_000) -> GraphSnapshot:
         """Read `Paper.semanticVector`, `.topicVector` and `.citationVector` into `semantic_vectors`,
         `topic_vectors` and `citation_vectors` (keyset pages; rows aligned with `paper_ids`, all-zero where a

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scholargraph.errors import ScholargraphError, StoreUnavailable
+from scholargraph.graph.store import GraphStore
 from scholargraph.ranking.citations import encoder as _citeomatic  # noqa: F401  registers the encoder features may load
 
 PIPELINE = ("features", "rising-stars", "reviewers", "citations")
@@ -27,7 +28,7 @@ class JobLocked(ScholargraphError):
 class JobContext:
     """What a step gets: the store, where models live, whether to rescore everything, and a logger."""
 
-    store: object
+    store: GraphStore
     models_dir: object
     full: bool = False
     quiet: bool = True
@@ -49,7 +50,7 @@ class LeasedLock:
     """A lock node in the graph with a lease; a heartbeat thread renews it while the run lives, so a
     crashed run's lock expires by itself after `lease_seconds`."""
 
-    def __init__(self, store, lease_seconds: int = 600, name: str = LOCK_NAME):
+    def __init__(self, store: GraphStore, lease_seconds: int = 600, name: str = LOCK_NAME):
         self.store = store
         self.lease = lease_seconds
         self.name = name
@@ -99,7 +100,7 @@ def register_step(name: str):
     return wrap
 
 
-def run_pipeline(store, models_dir, only: tuple[str, ...] = PIPELINE, full: bool = False,
+def run_pipeline(store: GraphStore, models_dir, only: tuple[str, ...] = PIPELINE, full: bool = False,
                  lease_seconds: int = 600, quiet: bool = True, log: Callable[[str], None] = lambda _m: None
                  ) -> JobReport:
     """Run the requested steps in dependency order under the lock. A failing step stops the pipeline;
