@@ -46,7 +46,7 @@ def _table(title: str, results: dict[str, dict[str, float]], ks=(20, 100)) -> st
 
 
 def _ensure_world(world: Path, papers: int, seed: int) -> Path:
-    from scholargraph.ingest.synth import SynthParams, generate
+    from scholargraph.synth import SynthParams, generate
 
     if not (world / "corpus.aminer.jsonl").exists():
         print(f"generating a {papers:,}-paper world in {world} ...", flush=True)

@@ -287,8 +287,8 @@ def bench_int8(args) -> dict:
 def bench_synth(args) -> dict:
     from scholargraph.graph.vectors import citation_vectors, citation_vectors_for_references
     from scholargraph.ingest.offline import snapshot_from_files
-    from scholargraph.ingest.synth import SynthParams, generate
     from scholargraph.ranking.metrics import read_qrels
+    from scholargraph.synth import SynthParams, generate
 
     with tempfile.TemporaryDirectory(prefix="vec-synth-") as tmp:
         generate(SynthParams(papers=args.synth_papers, seed=args.seed), tmp)

@@ -48,7 +48,7 @@ def main() -> None:
             store.apply_schema()
             if not args.reuse:
                 from scholargraph.ingest.loader import ingest
-                from scholargraph.ingest.synth import SynthParams, generate
+                from scholargraph.synth import SynthParams, generate
 
                 corpus = work / "corpus.aminer.jsonl"
                 if not corpus.exists():

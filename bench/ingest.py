@@ -169,7 +169,7 @@ def main() -> None:
 
 
 def _generate(work: Path, papers: int) -> str:
-    from scholargraph.ingest import synth
+    from scholargraph import synth
 
     out = work / "synth"
     t0 = time.perf_counter()

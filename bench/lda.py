@@ -55,7 +55,8 @@ def synth_texts(papers: int, seed: int, out: str):
     import numpy as np
 
     from scholargraph.ingest.offline import snapshot_from_files
-    from scholargraph.ingest.synth import CORPUS_FILES, SynthParams, generate
+    from scholargraph.synth import SynthParams, generate
+    from scholargraph.synth.params import CORPUS_FILES
 
     generate(SynthParams(papers=papers, seed=seed), out)
     s = snapshot_from_files("aminer", [os.path.join(out, CORPUS_FILES["aminer"])])

@@ -118,7 +118,6 @@ def _write(exp, out: Path, name: str) -> None:
 
 def cmd_synthetic(args) -> None:
     from scholargraph.ingest.offline import snapshot_from_files
-    from scholargraph.ingest.synth import SynthParams, generate
     from scholargraph.ranking.reviewers.cof import CoF
     from scholargraph.ranking.reviewers.evaluate import (
         cof_ranker,
@@ -127,6 +126,7 @@ def cmd_synthetic(args) -> None:
         run_ranker,
         synthetic_experiment,
     )
+    from scholargraph.synth import SynthParams, generate
 
     roles = "" if (args.experts, args.cross_experts) == (6, 2) else f"-e{args.experts}x{args.cross_experts}"
     world = Path(args.world or f"/tmp/reco/synth{args.papers // 1000}k{roles}")

@@ -50,7 +50,7 @@ def _child(args: list[str]) -> dict:
 
 
 def _worker_generate(papers: int, seed: int, out: str) -> None:
-    from scholargraph.ingest.synth import SynthParams, generate
+    from scholargraph.synth import SynthParams, generate
 
     t0 = time.perf_counter()
     generate(SynthParams(papers=papers, seed=seed), out)
@@ -181,7 +181,7 @@ def evaluate_cmd(args) -> None:
     if args.synth:
         world = Path(args.world or tempfile.mkdtemp(prefix="rs-eval-"))
         if not (world / "corpus.aminer.jsonl").exists():
-            from scholargraph.ingest.synth import SynthParams, generate
+            from scholargraph.synth import SynthParams, generate
 
             generate(SynthParams(papers=args.synth, seed=args.seed, as_of=args.as_of, horizon=args.horizon or 3), world)
         with open(world / "world.json", encoding="ascii") as fh:

@@ -26,7 +26,8 @@ def _peak_rss_mb() -> float:
 
 def _worker(papers: int, out: str, fmt: str, seed: int) -> None:
     """One generator run in a fresh process, so that its peak RSS is its own."""
-    from scholargraph.ingest.synth import CORPUS_FILES, SynthParams, generate
+    from scholargraph.synth import SynthParams, generate
+    from scholargraph.synth.params import CORPUS_FILES
 
     t0 = time.perf_counter()
     stats = generate(SynthParams(papers=papers, seed=seed, fmt=fmt), out)

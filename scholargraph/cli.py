@@ -53,12 +53,12 @@ def main(ctx: click.Context, config: str | None, quiet: bool) -> None:
 def _register() -> None:
     from scholargraph.graph.cli import db_group, features_command, query_command
     from scholargraph.ingest.cli import ingest_command
-    from scholargraph.ingest.synth_cli import synth_command
     from scholargraph.ranking.citations.cli import citations_group
     from scholargraph.ranking.cli import jobs_group
     from scholargraph.ranking.reviewers.cli import reviewers_group
     from scholargraph.ranking.rising_stars.cli import rising_stars_group
     from scholargraph.server.cli import neo4j_group
+    from scholargraph.synth.cli import synth_command
 
     for command in (neo4j_group, db_group, ingest_command, synth_command, features_command,
                     query_command, jobs_group, rising_stars_group, citations_group,

@@ -10,8 +10,8 @@ from scipy.stats import spearmanr
 from scholargraph.graph.features import FeatureOptions, run_features
 from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.ingest.loader import ingest
-from scholargraph.ingest.synth import SynthParams, generate
 from scholargraph.server import local_server
+from scholargraph.synth import SynthParams, generate
 
 
 def test_networkx_and_gds_pagerank_agree(spare_settings, tmp_path):

@@ -15,8 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from scholargraph.cli import main
-from scholargraph.ingest.synth import CORPUS_FILES, SynthParams, generate
 from scholargraph.server import local_server
+from scholargraph.synth import SynthParams, generate
+from scholargraph.synth.params import CORPUS_FILES
 from tests.conftest import REPO, open_test_store
 
 FIXTURES = REPO / "tests" / "fixtures" / "ingest"

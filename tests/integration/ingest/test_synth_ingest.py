@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from scholargraph.ingest.loader import ingest
-from scholargraph.ingest.synth import CORPUS_FILES, SynthParams, generate
 from scholargraph.ranking.metrics import read_qrels
+from scholargraph.synth import SynthParams, generate
+from scholargraph.synth.params import CORPUS_FILES
 
 
 @pytest.mark.parametrize("fmt", ["aminer", "openalex"])

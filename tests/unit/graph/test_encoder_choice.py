@@ -42,7 +42,7 @@ NATURAL = [
 @pytest.fixture(scope="module")
 def synthetic_texts(tmp_path_factory) -> list[str]:
     """Titles and abstracts of a small synthetic world, as `make demo` ingests them."""
-    from scholargraph.ingest.synth import SynthParams, generate
+    from scholargraph.synth import SynthParams, generate
 
     out = tmp_path_factory.mktemp("synth")
     generate(SynthParams(papers=200, seed=3), out)

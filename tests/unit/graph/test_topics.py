@@ -23,7 +23,8 @@ from scholargraph.graph.topics import (
     topic_diversity,
 )
 from scholargraph.ingest.offline import snapshot_from_files
-from scholargraph.ingest.synth import CORPUS_FILES, SynthParams, generate
+from scholargraph.synth import SynthParams, generate
+from scholargraph.synth.params import CORPUS_FILES
 
 # Measured on this world (3,000 papers, world seed 3, passes=5, chunksize=500): purity 0.887 with
 # random_state=0 (the test's), 0.840-0.936 over random_state 0-4. LDA finds 9 of the 10 planted topics each

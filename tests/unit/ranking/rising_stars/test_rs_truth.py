@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from scholargraph.ingest.offline import snapshot_from_files
-from scholargraph.ingest.synth import SynthParams, generate
 from scholargraph.ranking.rising_stars.features import FEATURE_NAMES, build_dataset
+from scholargraph.synth import SynthParams, generate
 from tests.conftest import require_shared_data
 
 

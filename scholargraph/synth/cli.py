@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from scholargraph.ingest.synth import CORPUS_FILES, FORMATS, SynthParams, generate
 from scholargraph.progress import progress
+from scholargraph.synth.params import CORPUS_FILES, FORMATS, SynthParams
+from scholargraph.synth.world import generate
 
 
 @click.command("synth")

@@ -15,16 +15,10 @@ from click.testing import CliRunner
 
 from scholargraph.graph.records import source_id
 from scholargraph.ingest import normalize
-from scholargraph.ingest.synth import (
-    CORPUS_FILES,
-    SynthParams,
-    generate,
-    graph_id,
-    graph_id_template,
-    local_id,
-    record_id,
-)
-from scholargraph.ingest.synth_cli import synth_command
+from scholargraph.synth import SynthParams, generate
+from scholargraph.synth.cli import synth_command
+from scholargraph.synth.ids import graph_id, graph_id_template, local_id, record_id
+from scholargraph.synth.params import CORPUS_FILES
 
 N = 6000
 SEED = 7
@@ -428,7 +422,7 @@ def test_cli_writes_a_world_and_refuses_bad_arguments(tmp_path):
 
 def test_rising_star_horizon_before_the_end_year(tmp_path):
     """T + D before the end year: authors who appear after T + D get no increment, and nothing crashes."""
-    from scholargraph.ingest.synth import SynthParams, generate
+    from scholargraph.synth import SynthParams, generate
 
     stats = generate(SynthParams(papers=2000, seed=1, as_of=2015, horizon=3, reviewer_queries=2,
                                  citation_queries=2), tmp_path / "w")
