@@ -17,6 +17,7 @@ import os
 import resource
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -95,8 +96,8 @@ def cmd_synth(args) -> dict:
     selector = NNSelect(**json.loads(args.nnselect))
     ranker = NNRank(**json.loads(args.nnrank))
     t0 = time.perf_counter()
-    rec = CitationRecommender.fit(snap, as_of=args.split_year, selector=selector, ranker=ranker, baseline=BM25(),
-                                  ranker_years=args.ranker_years, quiet=args.quiet)
+    rec = CitationRecommender(selector, ranker, BM25(), ranker_years=args.ranker_years).fit(
+        snap, as_of=args.split_year, quiet=args.quiet)
     train_s = time.perf_counter() - t0
     print(f"trained in {train_s:.0f} s", flush=True)
     ks = (20, 100)
@@ -113,8 +114,8 @@ def cmd_synth(args) -> dict:
     held_out["popularity (diagnostic)"] = score_run(_popularity_run(rec, queries, max(ks)), qrels, ks)
     print(_table(f"held-out citations.queries.jsonl ({len(queries)} queries), index = whole corpus", held_out))
     return {"papers": snap.n_papers, "split_year": args.split_year, "train_seconds": train_s,
-            "nnselect": {"params": selector.get_params(), "history": selector.history_},
-            "nnrank": {"params": ranker.get_params(), "history": ranker.history_},
+            "nnselect": {"params": asdict(selector.params), "history": selector.history_},
+            "nnrank": {"params": asdict(ranker.params), "history": ranker.history_},
             "time_split": time_split, "held_out": held_out, "peak_rss_mb": _peak_rss_mb()}
 
 
@@ -166,8 +167,8 @@ def cmd_acm(args) -> dict:
     selector = NNSelect(**json.loads(args.nnselect))
     ranker = NNRank(**json.loads(args.nnrank))
     t0 = time.perf_counter()
-    rec = CitationRecommender.fit(weak, selector=selector, ranker=ranker, baseline=BM25(),
-                                  ranker_years=args.ranker_years, exclude_queries=in_collection, quiet=args.quiet)
+    rec = CitationRecommender(selector, ranker, BM25(), ranker_years=args.ranker_years).fit(
+        weak, exclude_queries=in_collection, quiet=args.quiet)
     train_s = time.perf_counter() - t0
     ks = (20, 100)
     results = rec.evaluate(queries, qrels, ks)
@@ -180,8 +181,8 @@ def cmd_acm(args) -> dict:
         print(f" {hit} {r.score:.3f} {snap.paper_year[r.paper_index]} {snap.titles[r.paper_index][:70]!r} "
               f"shared: {', '.join(r.explanation)}")
     return {"papers": snap.n_papers, "weak_links": int(weak.citations.nnz), "train_seconds": train_s,
-            "nnselect": {"params": selector.get_params(), "history": selector.history_},
-            "nnrank": {"params": ranker.get_params(), "history": ranker.history_}, "dev": results}
+            "nnselect": {"params": asdict(selector.params), "history": selector.history_},
+            "nnrank": {"params": asdict(ranker.params), "history": ranker.history_}, "dev": results}
 
 
 # --- hep-th -------------------------------------------------------------------------------------------
@@ -216,8 +217,8 @@ def cmd_hepth(args) -> dict:
     selector = NNSelect(**json.loads(args.nnselect))
     ranker = None if args.no_ranker else NNRank(**json.loads(args.nnrank))
     t0 = time.perf_counter()
-    rec = CitationRecommender.fit(snap, as_of=args.as_of, selector=selector, ranker=ranker, baseline=BM25(),
-                                  ranker_years=args.ranker_years, rrf_k=args.rrf_k, quiet=args.quiet)
+    rec = CitationRecommender(selector, ranker, BM25(), ranker_years=args.ranker_years, fusion=args.rrf_k).fit(
+        snap, as_of=args.as_of, quiet=args.quiet)
     validation = getattr(rec, "fusion_validation_", None)
     if validation is not None:
         print(f"fusion chosen on {validation['queries']} held-out drafts of {args.as_of}: rrf_k "
@@ -236,8 +237,8 @@ def cmd_hepth(args) -> dict:
     print(f"{best}: F1@20 {results[best]['f1@20'] / bm25['f1@20']:.2f} x BM25, MRR {results[best]['mrr']:.3f} "
           f"against {bm25['mrr']:.3f}", flush=True)
     return {"papers": rec.snapshot.n_papers, "train_seconds": train_s, "dev": results, "rrf_k": rec.rrf_k,
-            "validation": validation, "nnselect": {"params": selector.get_params(), "history": selector.history_},
-            "nnrank": None if ranker is None else {"params": ranker.get_params(), "history": ranker.history_}}
+            "validation": validation, "nnselect": {"params": asdict(selector.params), "history": selector.history_},
+            "nnrank": None if ranker is None else {"params": asdict(ranker.params), "history": ranker.history_}}
 
 
 def _minilm_rows(rec, queries, qrels, cache: Path) -> dict:
@@ -401,7 +402,7 @@ def cmd_scale(args) -> dict:
 
     # The whole recommend() path (encode, candidates = neighbours + their citations, NNRank, explanations).
     ranker = NNRank(max_queries=args.rank_queries, epochs=1, use_age=True, init_from_selector=True,
-                    dim=selector.dim, embedding_lr_scale=0.1)
+                    dim=selector.params.dim, embedding_lr_scale=0.1)
     t0 = time.perf_counter()
     ranker.fit(snap, selector, queries=np.flatnonzero(snap.paper_year >= snap.max_year - 1), quiet=args.quiet)
     out["nnrank_fit_seconds"] = time.perf_counter() - t0
@@ -412,7 +413,7 @@ def cmd_scale(args) -> dict:
     out["recommend_ivf"] = _latency(lambda q: rec.recommend(q.title, q.abstract, q.year, (q.id,), k=20), queries)
     out["peak_rss_mb"] = _peak_rss_mb()
     b, x, v = out["top20_bruteforce"]["p50_ms"], out["top20_exact_index"]["p50_ms"], out["top20_ivf"]["p50_ms"]
-    print(f"\nscale: {snap.n_papers:,} papers, dim {selector.dim}, {len(queries)} queries after 10 warm-up")
+    print(f"\nscale: {snap.n_papers:,} papers, dim {selector.params.dim}, {len(queries)} queries after 10 warm-up")
     print("| top-20 search | p50 ms | p95 ms | speed-up vs brute force |\n|---|---|---|---|")
     for name, key in (("brute-force cosine (baseline)", "top20_bruteforce"), ("exact index", "top20_exact_index"),
                       (f"IVF nprobe={ivf.nprobe}/{ivf.nlist}, recall@20 {out['ivf_recall_at_20']:.3f}", "top20_ivf")):

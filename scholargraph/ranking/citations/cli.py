@@ -15,10 +15,10 @@ from scholargraph.graph.features import make_current
 from scholargraph.graph.ids import IdResolver, output_id
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ranking.citations.bm25 import BM25
-from scholargraph.ranking.citations.encoder import SELECTOR_DIR, CiteomaticEncoder
 from scholargraph.ranking.citations.nnrank import NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.recommender import (
+    ENCODER_DIR,
     CitationRecommender,
     Query,
     read_queries,
@@ -59,24 +59,22 @@ def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets
         click.echo(f"{short}: nothing trained. `scholargraph citations recommend` answers with the text-only "
                    "ranker (BM25, fused with the pretrained encoder's vectors when `features` stored them)")
         return
-    rec = CitationRecommender.fit(snapshot, as_of=as_of, selector=NNSelect(epochs=epochs, max_triplets=max_triplets),
-                                  ranker=None if no_ranker else NNRank(), quiet=obj.quiet)
+    rec = CitationRecommender(NNSelect(epochs=epochs, max_triplets=max_triplets),
+                              None if no_ranker else NNRank()).fit(snapshot, as_of=as_of, quiet=obj.quiet)
     reg = registry(obj.settings.models_dir)
     version, base = reg.claim()
     # The selector is saved once, as the Citeomatic text encoder, which becomes the graph's encoder.
-    encoder_dir = CiteomaticEncoder.from_selector(rec.selector).save(base / "encoder")
-    meta = {"version": version, "as_of": as_of, "selector": str(encoder_dir / SELECTOR_DIR),
+    rec.save(base)
+    meta = {"version": version, "as_of": as_of, "path": str(base),
             "fusion": None if rec.lexical is None else {"lexical": "bm25", "rrf_k": rec.rrf_k},
             "fusion_validation": getattr(rec, "fusion_validation_", None)}
-    if rec.ranker is not None:
-        meta["ranker"] = str(rec.ranker.save(base / "nnrank"))
     reg.publish(meta)
     click.echo(f"trained NNSelect{'' if no_ranker else ' + NNRank'} on {snapshot.n_papers:,} papers"
                f"{'' if as_of is None else f' as of {as_of}'} in {time.perf_counter() - t0:.1f}s -> {base}")
     click.echo(fusion_note(rec))
     if as_of is not None:
         return  # a model of the past is for evaluation; the graph keeps its encoder
-    make_current(obj.settings.models_dir, {"encoder": str(encoder_dir)})
+    make_current(obj.settings.models_dir, {"encoder": str(base / ENCODER_DIR)})
     click.echo("the Citeomatic encoder is now the graph's text encoder: the next `scholargraph features` run "
                "rewrites Paper.semanticVector with it, and the next `reviewers train` uses it")
 
@@ -217,8 +215,7 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
             raise UsageError(f"no paper after {time_split} cites a paper up to {time_split}")
         click.echo(f"time split at {time_split}: training on {split.train.n_papers:,} papers, "
                    f"{len(split.queries):,} later papers as queries", err=True)
-        rec = CitationRecommender.fit(split.train, selector=NNSelect(), ranker=NNRank(), baseline=BM25(),
-                                      quiet=obj.quiet)
+        rec = CitationRecommender(NNSelect(), NNRank(), BM25()).fit(split.train, quiet=obj.quiet)
         results = rec.evaluate(split.queries, split.qrels, quiet=obj.quiet)
     else:
         rec, _ = load_recommender(obj.settings.models_dir, snapshot)

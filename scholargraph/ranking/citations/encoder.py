@@ -33,7 +33,7 @@ class CiteomaticEncoder(TextEncoder):
     @classmethod
     def from_selector(cls, selector: NNSelect) -> CiteomaticEncoder:
         selector._check_fitted()
-        encoder = cls(dim=selector.dim)
+        encoder = cls(dim=selector.params.dim)
         encoder.selector_ = selector
         encoder.fitted_ = True
         return encoder
@@ -65,8 +65,8 @@ class CiteomaticEncoder(TextEncoder):
 
     def _load_state(self, path: Path, state: dict) -> None:
         self.selector_ = NNSelect.load(path / state.get("selector", SELECTOR_DIR))
-        if self.selector_.dim != self.dim:
-            raise NotFitted(f"{path}: the NNSelect model has dimension {self.selector_.dim}, not {self.dim}")
+        if self.selector_.params.dim != self.dim:
+            raise NotFitted(f"{path}: the NNSelect model has dimension {self.selector_.params.dim}, not {self.dim}")
 
 
 __all__ = ["CiteomaticEncoder", "SELECTOR_DIR"]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,14 +19,14 @@ from scholargraph.ranking.citations.nnselect import (
     Candidates,
     NNSelect,
     cited_by_cited_matrix,
-    read_model_config,
 )
 from scholargraph.ranking.citations.optim import DenseAdam, LazyAdam, embed_bags, flushed_denormals
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, intersection_idf
+from scholargraph.registry import read_config, write_config
 
 MODEL_NAME = "nnrank"
 VERSION = 1
-CONFIG_FILE, STATE_FILE, VOCAB_FILE = "config.json", "state.pt", "vocabulary.json"
+STATE_FILE, VOCAB_FILE = "state.pt", "vocabulary.json"
 
 BASE_FEATURES = ("title_shared_idf", "abstract_shared_idf", "log_citations", "nnselect_cosine")
 AGE_FEATURES = ("log_age",)
@@ -75,53 +75,46 @@ class _Ranker(nn.Module):
         return torch.sigmoid(self.out(x)).squeeze(-1)
 
 
+@dataclass(frozen=True)
+class NNRankParams:
+    """Hyperparameters (all saved in the JSON config)."""
+
+    dim: int | None = None  # None: NNSelect's dimension with init_from_selector, else 64
+    hidden: int = 32
+    margin: float = 0.2
+    lr: float = 0.01
+    batch_size: int = 256
+    epochs: int = 2
+    max_queries: int = 3000
+    min_refs: int = 2
+    negatives_per_positive: int = 4
+    candidate_negatives: float = 0.6
+    random_negatives: float = 0.2
+    cited_by_cited_negatives: float = 0.2
+    use_age: bool = True
+    use_metadata: bool = True
+    use_neighbour_citations: bool = True
+    embedding_lr_scale: float = 0.1
+    init_from_selector: bool = True
+    negative_popularity: float = 0.0
+    candidate_positives: bool = True
+    seed: int = 0
+
+
 class NNRank:
     """Citeomatic's re-ranker. Features of a (query, candidate) pair: cosine of the title embeddings and of
     the abstract embeddings (its own word vectors), summed IDF of the words each field shares,
     log(1 + the candidate's in-corpus citations), NNSelect's cosine; optionally the candidate's age at the
     query's year and metadata priors (venue, authors). Trained with a triplet loss on NNSelect's candidates."""
 
-    def __init__(self, *, dim: int | None = None, hidden: int = 32, margin: float = 0.2, lr: float = 0.01,
-                 batch_size: int = 256, epochs: int = 2, max_queries: int = 3000, min_refs: int = 2,
-                 negatives_per_positive: int = 4, candidate_negatives: float = 0.6, random_negatives: float = 0.2,
-                 cited_by_cited_negatives: float = 0.2, use_age: bool = True, use_metadata: bool = True,
-                 use_neighbour_citations: bool = True, embedding_lr_scale: float = 0.1,
-                 init_from_selector: bool = True, negative_popularity: float = 0.0, candidate_positives: bool = True,
-                 seed: int = 0):
-        self.dim = dim
-        self.hidden = hidden
-        self.margin = margin
-        self.lr = lr
-        self.batch_size = batch_size
-        self.epochs = epochs
-        self.max_queries = max_queries
-        self.min_refs = min_refs
-        self.negatives_per_positive = negatives_per_positive
-        self.candidate_negatives = candidate_negatives
-        self.random_negatives = random_negatives
-        self.cited_by_cited_negatives = cited_by_cited_negatives
-        self.use_age = use_age
-        self.use_metadata = use_metadata
-        self.use_neighbour_citations = use_neighbour_citations
-        self.embedding_lr_scale = embedding_lr_scale
-        self.init_from_selector = init_from_selector
-        self.negative_popularity = negative_popularity
-        self.candidate_positives = candidate_positives
-        self.seed = seed
-
-    _PARAMS = ("dim", "hidden", "margin", "lr", "batch_size", "epochs", "max_queries", "min_refs",
-               "negatives_per_positive", "candidate_negatives", "random_negatives", "cited_by_cited_negatives",
-               "use_age", "use_metadata", "use_neighbour_citations", "embedding_lr_scale", "init_from_selector",
-               "negative_popularity", "candidate_positives", "seed")
-
-    def get_params(self) -> dict:
-        return {name: getattr(self, name) for name in self._PARAMS}
+    def __init__(self, **params):
+        self.params = NNRankParams(**params)
 
     @property
     def feature_names(self) -> tuple[str, ...]:
-        return (("title_cosine", "abstract_cosine") + BASE_FEATURES + (AGE_FEATURES if self.use_age else ())
-                + (NEIGHBOUR_FEATURES if self.use_neighbour_citations else ())
-                + (METADATA_FEATURES if self.use_metadata else ()))
+        return (("title_cosine", "abstract_cosine") + BASE_FEATURES + (AGE_FEATURES if self.params.use_age else ())
+                + (NEIGHBOUR_FEATURES if self.params.use_neighbour_citations else ())
+                + (METADATA_FEATURES if self.params.use_metadata else ()))
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
@@ -164,13 +157,13 @@ class NNRank:
         if own_citation is not None:
             counts = counts - own_citation  # the query's own citation is not known when it is a draft
         cols += [np.log1p(np.maximum(counts, 0.0)), nn_cos.astype(np.float32)]
-        if self.use_age:
+        if self.params.use_age:
             cy = corpus.years[cands]
             age = np.where((cy == NO_YEAR) | (q_years == NO_YEAR), 0, q_years - cy)
             cols.append(np.log1p(np.maximum(age, 0)).astype(np.float32))
-        if self.use_neighbour_citations:
+        if self.params.use_neighbour_citations:
             cols.append(np.log1p(votes).astype(np.float32))
-        if self.use_metadata:
+        if self.params.use_metadata:
             venue_prior, author_prior = self._priors(corpus)
             cols += [venue_prior[cands], author_prior[cands]]
         return np.stack(cols, axis=1).astype(np.float32) if len(cands) else np.zeros((0, len(cols)), np.float32)
@@ -192,24 +185,25 @@ class NNRank:
              queries: Sequence[int] | None, quiet: bool) -> NNRank:
         if not hasattr(selector, "model_"):
             raise NotFitted("NNRank.fit needs a fitted NNSelect")
+        prm = self.params
         train = snapshot.as_of(as_of) if as_of is not None else snapshot
         if not hasattr(selector, "corpus_") or not selector.corpus_.matches(train):
             selector.index_snapshot(train)
         corpus = selector.corpus_
         self.vocabulary_ = corpus.vocabulary
-        epochs = self.epochs if epochs is None else epochs
-        rng = np.random.default_rng(self.seed)
+        epochs = prm.epochs if epochs is None else epochs
+        rng = np.random.default_rng(prm.seed)
         t0 = time.perf_counter()
         cit = sp.csr_matrix(corpus.snapshot.citations)
         text = corpus.has_text
         refs_with_text = np.asarray(cit @ text.astype(np.float32)).ravel()
-        eligible = np.flatnonzero(text & (refs_with_text >= self.min_refs))
+        eligible = np.flatnonzero(text & (refs_with_text >= prm.min_refs))
         if queries is not None:
             eligible = np.intersect1d(eligible, np.asarray(queries, dtype=np.int64))
-        if len(eligible) > self.max_queries:
-            eligible = np.sort(rng.choice(eligible, size=self.max_queries, replace=False))
+        if len(eligible) > prm.max_queries:
+            eligible = np.sort(rng.choice(eligible, size=prm.max_queries, replace=False))
         text_ids = np.flatnonzero(text)
-        shares = np.array([self.candidate_negatives, self.random_negatives, self.cited_by_cited_negatives], float)
+        shares = np.array([prm.candidate_negatives, prm.random_negatives, prm.cited_by_cited_negatives], float)
         shares = shares / shares.sum()
         qs, ps, ns, ncos_p, ncos_n = [], [], [], [], []
         emb = selector.embeddings_
@@ -225,28 +219,28 @@ class NNRank:
             cand = found.indexes
             refs = cit.indices[cit.indptr[q]:cit.indptr[q + 1]]
             pos = refs[text[refs]].astype(np.int64)
-            if self.candidate_positives:
+            if prm.candidate_positives:
                 # The ranker only ever orders candidates: a citation the selector missed teaches it what
                 # missed papers look like (lower cosine, fewer citations), the opposite of what it needs.
                 pos = pos[np.isin(pos, cand)]
             hard = cand[~np.isin(cand, refs)]
             cbc = second.indices[second.indptr[r]:second.indptr[r + 1]]
             cbc = cbc[text[cbc]]
-            m = len(pos) * self.negatives_per_positive
+            m = len(pos) * prm.negatives_per_positive
             kinds = rng.choice(3, size=m, p=shares)
             neg = text_ids[rng.integers(len(text_ids), size=m)]
             for kind, pool in ((0, hard), (2, cbc)):
                 sel = np.flatnonzero(kinds == kind)
                 if len(pool) and len(sel):
-                    if self.negative_popularity > 0:
+                    if prm.negative_popularity > 0:
                         # Popular uncited candidates are the ones that compete for the top of the ranking: drawn
                         # uniformly they are rare, and the ranker learns only "popular beats obscure".
-                        w = (1.0 + corpus.cited_count[pool]) ** self.negative_popularity
+                        w = (1.0 + corpus.cited_count[pool]) ** prm.negative_popularity
                         neg[sel] = pool[np.searchsorted(np.cumsum(w), rng.random(len(sel)) * w.sum()).clip(
                             0, len(pool) - 1)]
                     else:
                         neg[sel] = pool[rng.integers(len(pool), size=len(sel))]
-            p_rep = np.repeat(pos, self.negatives_per_positive)
+            p_rep = np.repeat(pos, prm.negatives_per_positive)
             ok = (neg != q) & ~np.isin(neg, refs)
             qs.append(np.full(ok.sum(), q))
             ps.append(p_rep[ok])
@@ -269,9 +263,9 @@ class NNRank:
         f_neg = self._fixed(corpus, corpus.bags, q_all, n_all, ncos_n, qy, v_neg, own_citation=own_n)
         prep_seconds = time.perf_counter() - t0
         n_fixed = len(self.feature_names) - 2
-        self.dim_ = int(self.dim or (selector.dim if self.init_from_selector else 64))
-        self.model_ = _Ranker(len(self.vocabulary_), self.dim_, n_fixed, self.hidden, self.seed)
-        if self.init_from_selector:
+        self.dim_ = int(prm.dim or (selector.params.dim if prm.init_from_selector else 64))
+        self.model_ = _Ranker(len(self.vocabulary_), self.dim_, n_fixed, prm.hidden, prm.seed)
+        if prm.init_from_selector:
             # Start both field tables from NNSelect's word vectors (trained on other citing papers):
             # a text similarity that already means "likely cited", which the ranker then only adjusts.
             words = selector.model_.words.detach()
@@ -284,9 +278,9 @@ class NNRank:
         with torch.no_grad():
             self.model_.mean.copy_(torch.from_numpy(both.mean(axis=0)))
             self.model_.std.copy_(torch.from_numpy(np.maximum(both.std(axis=0), 1e-3)))
-        sparse_opt = LazyAdam([self.model_.title.data, self.model_.abstract.data], lr=self.lr * self.embedding_lr_scale)
+        sparse_opt = LazyAdam([self.model_.title.data, self.model_.abstract.data], lr=prm.lr * prm.embedding_lr_scale)
         dense_params = [p for name, p in self.model_.named_parameters() if not name.startswith(("title", "abstract"))]
-        dense_opt = DenseAdam(dense_params, lr=self.lr)
+        dense_opt = DenseAdam(dense_params, lr=prm.lr)
         self.history_ = [{"prepare_seconds": round(prep_seconds, 2), "queries": int(len(eligible)),
                           "triplets": int(len(q_all))}]
         for epoch in range(epochs):
@@ -295,8 +289,8 @@ class NNRank:
             total, seen = 0.0, 0
             bar = progress(total=len(order), desc=f"nnrank epoch {epoch + 1}/{epochs}", unit="triplet", quiet=quiet)
             self.model_.train()
-            for s in range(0, len(order), self.batch_size):
-                b = order[s:s + self.batch_size]
+            for s in range(0, len(order), prm.batch_size):
+                b = order[s:s + prm.batch_size]
                 loss = self._batch_loss(corpus, sparse_opt, q_all[b], p_all[b], n_all[b], f_pos[b], f_neg[b])
                 dense_opt.zero_grad()
                 loss.backward()
@@ -321,7 +315,7 @@ class NNRank:
         iq, ip, i_n = inv[:b], inv[b:2 * b], inv[2 * b:]
         s_pos = self.model_.head((t[iq] * t[ip]).sum(-1), (a[iq] * a[ip]).sum(-1), torch.from_numpy(f_pos))
         s_neg = self.model_.head((t[iq] * t[i_n]).sum(-1), (a[iq] * a[i_n]).sum(-1), torch.from_numpy(f_neg))
-        return ranking_triplet_loss(s_pos, s_neg, self.margin)
+        return ranking_triplet_loss(s_pos, s_neg, self.params.margin)
 
     # --- scoring ---------------------------------------------------------------------------------
 
@@ -340,7 +334,8 @@ class NNRank:
         q_bags = Bags.of(self.vocabulary_, [title], [abstract])
         rows = np.zeros(len(cands), dtype=np.int64)
         qy = np.full(len(cands), year, dtype=np.int64)
-        votes = candidates.neighbour_citations(corpus.snapshot.citations) if self.use_neighbour_citations else None
+        votes = (candidates.neighbour_citations(corpus.snapshot.citations) if self.params.use_neighbour_citations
+                 else None)
         fixed = self._fixed(corpus, q_bags, rows, cands, np.asarray(candidates.cosines, np.float32), qy, votes)
         with torch.no_grad():
             qt, qa = self.model_.fields(q_bags)
@@ -351,13 +346,11 @@ class NNRank:
     # --- persistence -----------------------------------------------------------------------------
 
     def save(self, directory: str | Path) -> Path:
+        """config.json (hyperparameters, version, features), state.pt (torch state dict), vocabulary.json."""
         self._check_fitted()
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        config = {"model": MODEL_NAME, "version": VERSION, "params": self.get_params(), "dim": self.dim_,
-                  "features": list(self.feature_names), "vocabulary": self.vocabulary_.fingerprint(),
-                  "history": self.history_}
-        (d / CONFIG_FILE).write_text(json.dumps(config, indent=2), encoding="utf-8")
+        d = write_config(directory, MODEL_NAME, VERSION,
+                         {"params": asdict(self.params), "dim": self.dim_, "features": list(self.feature_names),
+                          "vocabulary": self.vocabulary_.fingerprint(), "history": self.history_})
         torch.save(self.model_.state_dict(), d / STATE_FILE)
         self.vocabulary_.save(d / VOCAB_FILE)
         return d
@@ -365,7 +358,7 @@ class NNRank:
     @classmethod
     def load(cls, directory: str | Path) -> NNRank:
         d = Path(directory)
-        config = read_model_config(d, MODEL_NAME, VERSION, cls._PARAMS, "NNRank")
+        config = read_config(d, MODEL_NAME, VERSION, label="NNRank", known_params=NNRankParams.__dataclass_fields__)
         model = cls(**config["params"])
         if list(model.feature_names) != config.get("features"):
             raise NotFitted(f"{d}: saved features {config.get('features')} differ from this code's")
@@ -377,8 +370,8 @@ class NNRank:
         if model.vocabulary_.fingerprint() != config.get("vocabulary"):
             raise NotFitted(f"{d}: vocabulary does not match the model")
         model.dim_ = int(config.get("dim") or 0)
-        model.model_ = _Ranker(len(model.vocabulary_), model.dim_, len(model.feature_names) - 2, model.hidden,
-                               model.seed)
+        model.model_ = _Ranker(len(model.vocabulary_), model.dim_, len(model.feature_names) - 2, model.params.hidden,
+                               model.params.seed)
         try:
             model.model_.load_state_dict(state)
         except RuntimeError as e:
@@ -388,4 +381,4 @@ class NNRank:
         return model
 
 
-__all__ = ["BASE_FEATURES", "NNRank", "ranking_triplet_loss"]
+__all__ = ["BASE_FEATURES", "NNRank", "NNRankParams", "ranking_triplet_loss"]

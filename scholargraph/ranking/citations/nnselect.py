@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -19,10 +19,11 @@ from scholargraph.progress import progress
 from scholargraph.ranking.citations.ann import ExactIndex, IVFIndex, make_index, normalise_rows
 from scholargraph.ranking.citations.optim import DenseAdam, LazyAdam, embed_bags, flushed_denormals
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, fit_vocabulary
+from scholargraph.registry import read_config, write_config
 
 MODEL_NAME = "nnselect"
 VERSION = 1
-CONFIG_FILE, STATE_FILE, VOCAB_FILE = "config.json", "state.pt", "vocabulary.json"
+STATE_FILE, VOCAB_FILE = "state.pt", "vocabulary.json"
 
 
 # --- small pure pieces (unit-tested on their own) ------------------------------------------------
@@ -106,19 +107,29 @@ class _Embedder(nn.Module):
         return nn.functional.normalize(self.field_weights[0] * t + self.field_weights[1] * a, dim=-1)
 
 
-def read_model_config(d: Path, model_name: str, version: int, known_params: Sequence[str], label: str) -> dict:
-    """The JSON config saved beside a model's weights, checked: right model and version, known parameters."""
-    try:
-        config = json.loads((d / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise NotFitted(f"no {label} model in {d}: {e}") from e
-    if config.get("model") != model_name or config.get("version") != version:
-        raise NotFitted(f"{d} holds {config.get('model')} version {config.get('version')}, "
-                        f"this code reads {model_name} version {version}")
-    unknown = set(config["params"]) - set(known_params)
-    if unknown:
-        raise NotFitted(f"{d}: unknown {label} parameters {sorted(unknown)}")
-    return config
+@dataclass(frozen=True)
+class NNSelectParams:
+    """Hyperparameters (all saved in the JSON config)."""
+
+    dim: int = 100
+    max_vocab: int = 50_000
+    min_df: int = 2
+    margin: float = 0.3
+    lr: float = 0.02
+    batch_size: int = 512
+    epochs: int = 4
+    max_triplets: int = 400_000
+    random_negatives: float = 0.4
+    hard_negatives: float = 0.4
+    cited_by_cited_negatives: float = 0.2
+    hard_k: int = 20
+    hard_max_cosine: float = 0.9
+    k_nn: int = 100
+    expand_citations: bool = True
+    index: str = "exact"
+    nprobe: int = 16
+    exact_mining_below: int = 50_000
+    seed: int = 0
 
 
 class NNSelect:
@@ -126,39 +137,8 @@ class NNSelect:
     to what it cites than to other papers, and an index over a paper collection that returns a query's
     nearest neighbours plus the papers those neighbours cite, never the query itself nor its future."""
 
-    def __init__(self, *, dim: int = 100, max_vocab: int = 50_000, min_df: int = 2, margin: float = 0.3,
-                 lr: float = 0.02, batch_size: int = 512, epochs: int = 4, max_triplets: int = 400_000,
-                 random_negatives: float = 0.4, hard_negatives: float = 0.4, cited_by_cited_negatives: float = 0.2,
-                 hard_k: int = 20, hard_max_cosine: float = 0.9, k_nn: int = 100, expand_citations: bool = True,
-                 index: str = "exact", nprobe: int = 16, exact_mining_below: int = 50_000, seed: int = 0):
-        self.dim = dim
-        self.max_vocab = max_vocab
-        self.min_df = min_df
-        self.margin = margin
-        self.lr = lr
-        self.batch_size = batch_size
-        self.epochs = epochs
-        self.max_triplets = max_triplets
-        self.random_negatives = random_negatives
-        self.hard_negatives = hard_negatives
-        self.cited_by_cited_negatives = cited_by_cited_negatives
-        self.hard_k = hard_k
-        self.hard_max_cosine = hard_max_cosine
-        self.k_nn = k_nn
-        self.expand_citations = expand_citations
-        self.index = index
-        self.nprobe = nprobe
-        self.exact_mining_below = exact_mining_below
-        self.seed = seed
-
-    # --- configuration ---------------------------------------------------------------------------
-
-    _PARAMS = ("dim", "max_vocab", "min_df", "margin", "lr", "batch_size", "epochs", "max_triplets",
-               "random_negatives", "hard_negatives", "cited_by_cited_negatives", "hard_k", "hard_max_cosine",
-               "k_nn", "expand_citations", "index", "nprobe", "exact_mining_below", "seed")
-
-    def get_params(self) -> dict:
-        return {name: getattr(self, name) for name in self._PARAMS}
+    def __init__(self, **params):
+        self.params = NNSelectParams(**params)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
@@ -182,10 +162,10 @@ class NNSelect:
     def _fit(self, snapshot: GraphSnapshot, as_of: int | None, epochs: int | None,
              queries: Sequence[int] | None, quiet: bool) -> NNSelect:
         train = snapshot.as_of(as_of) if as_of is not None else snapshot
-        epochs = self.epochs if epochs is None else epochs
-        rng = np.random.default_rng(self.seed)
-        self.vocabulary_, bags = fit_vocabulary(train, max_size=self.max_vocab, min_df=self.min_df)
-        self.model_ = _Embedder(len(self.vocabulary_), self.dim, self.seed)
+        epochs = self.params.epochs if epochs is None else epochs
+        rng = np.random.default_rng(self.params.seed)
+        self.vocabulary_, bags = fit_vocabulary(train, max_size=self.params.max_vocab, min_df=self.params.min_df)
+        self.model_ = _Embedder(len(self.vocabulary_), self.params.dim, self.params.seed)
         corpus = Corpus.of(train, self.vocabulary_, bags)
         cit = train.citations.tocsr()
         cit = (sp.diags(corpus.has_text.astype(np.float32)) @ cit @ sp.diags(corpus.has_text.astype(np.float32)))
@@ -199,15 +179,15 @@ class NNSelect:
         uq, per_query = np.unique(src, return_counts=True)
         self.trained_queries_ = int(len(uq))
         self.history_ = []
-        sparse_opt = LazyAdam([self.model_.words.data], lr=self.lr)
-        dense_opt = DenseAdam([self.model_.field_weights], lr=self.lr)
+        sparse_opt = LazyAdam([self.model_.words.data], lr=self.params.lr)
+        dense_opt = DenseAdam([self.model_.field_weights], lr=self.params.lr)
         text_ids = np.flatnonzero(corpus.has_text)
         for epoch in range(epochs):
             t0 = time.perf_counter()
-            if len(src) > self.max_triplets:
+            if len(src) > self.params.max_triplets:
                 # Whole queries, so that each mined query serves all its edges.
                 order = rng.permutation(len(uq))
-                take = np.searchsorted(np.cumsum(per_query[order]), self.max_triplets) + 1
+                take = np.searchsorted(np.cumsum(per_query[order]), self.params.max_triplets) + 1
                 keep = np.isin(src, uq[order[:take]])
                 e_src, e_dst = src[keep], dst[keep]
             else:
@@ -223,14 +203,15 @@ class NNSelect:
             bar = progress(total=len(e_src), desc=f"nnselect epoch {epoch + 1}/{epochs}", unit="triplet",
                            quiet=quiet)
             self.model_.train()
-            for s in range(0, len(e_src), self.batch_size):
-                q, p, n = e_src[s:s + self.batch_size], e_dst[s:s + self.batch_size], neg[s:s + self.batch_size]
+            bs = self.params.batch_size
+            for s in range(0, len(e_src), bs):
+                q, p, n = e_src[s:s + bs], e_dst[s:s + bs], neg[s:s + bs]
                 docs, inverse = np.unique(np.concatenate([q, p, n]), return_inverse=True)
                 bags = corpus.bags.rows(docs)
                 out = self.model_.combine(*embed_bags(sparse_opt, 0, bags.title, bags.abstract))
                 b = len(q)
                 inv = torch.from_numpy(inverse)
-                loss = triplet_loss(out[inv[:b]], out[inv[b:2 * b]], out[inv[2 * b:]], self.margin)
+                loss = triplet_loss(out[inv[:b]], out[inv[b:2 * b]], out[inv[2 * b:]], self.params.margin)
                 dense_opt.zero_grad()
                 loss.backward()
                 sparse_opt.step()
@@ -251,7 +232,8 @@ class NNSelect:
                           emb: np.ndarray, text_ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One negative per (query, positive) edge: random, a hard nearest neighbour from the current index
         (the previous epoch's model), or a paper cited by the citations; random when a kind has none."""
-        shares = np.array([self.random_negatives, self.hard_negatives, self.cited_by_cited_negatives], float)
+        prm = self.params
+        shares = np.array([prm.random_negatives, prm.hard_negatives, prm.cited_by_cited_negatives], float)
         shares = shares / shares.sum() if shares.sum() > 0 else np.array([1.0, 0.0, 0.0])
         kind = rng.choice(3, size=len(src), p=shares)
         neg = text_ids[rng.integers(len(text_ids), size=len(src))]
@@ -259,13 +241,13 @@ class NNSelect:
         if shares[1] > 0:
             need = np.unique(src[kind == 1])
             if len(need):
-                index = (ExactIndex(emb, corpus.years, corpus.has_text) if len(emb) <= self.exact_mining_below
+                index = (ExactIndex(emb, corpus.years, corpus.has_text) if len(emb) <= self.params.exact_mining_below
                          else IVFIndex(emb, corpus.years, corpus.has_text, nprobe=8, seed=int(rng.integers(1 << 30))))
                 excl = [cit.indices[cit.indptr[q]:cit.indptr[q + 1]].tolist() + [int(q)] for q in need]
-                nbrs, _ = index.search(emb[need], self.hard_k, max_years=corpus.years[need], exclude=excl)
+                nbrs, _ = index.search(emb[need], self.params.hard_k, max_years=corpus.years[need], exclude=excl)
                 for q, row in zip(need.tolist(), nbrs):
                     cited = cit.indices[cit.indptr[q]:cit.indptr[q + 1]]
-                    pools[q] = hard_negatives(q, row, cited, emb, self.hard_max_cosine)
+                    pools[q] = hard_negatives(q, row, cited, emb, self.params.hard_max_cosine)
         cbc: dict[int, np.ndarray] = {}
         if shares[2] > 0:
             need = np.unique(src[kind == 2])
@@ -305,8 +287,9 @@ class NNSelect:
         corpus = corpus if corpus is not None and corpus.matches(snapshot) else Corpus.of(snapshot, self.vocabulary_)
         self.corpus_ = corpus
         self.embeddings_ = self._embed_bags(corpus.bags)
-        self.index_ = make_index(self.index, self.embeddings_, corpus.years, corpus.has_text,
-                                 **({"nprobe": self.nprobe, "seed": self.seed} if self.index == "ivf" else {}))
+        prm = self.params
+        self.index_ = make_index(prm.index, self.embeddings_, corpus.years, corpus.has_text,
+                                 **({"nprobe": prm.nprobe, "seed": prm.seed} if prm.index == "ivf" else {}))
         return self
 
     def candidates(self, title: str | None, abstract: str | None, year: int | None = None,
@@ -324,14 +307,14 @@ class NNSelect:
         """candidates() for many query vectors at once (one blocked search)."""
         self._check_indexed()
         corpus = self.corpus_
-        k = self.k_nn if k_nn is None else k_nn
+        k = self.params.k_nn if k_nn is None else k_nn
         caps = np.array([NO_YEAR if y is None else y for y in years], dtype=np.int64)
         nbrs_all, _ = self.index_.search(vectors, k, max_years=caps, exclude=[sorted(e) for e in excluded])
         cit = corpus.snapshot.citations
         out = []
         for q, nbrs, year, ex in zip(vectors, nbrs_all, years, excluded):
             nbrs = nbrs[nbrs >= 0]
-            if self.expand_citations and len(nbrs):
+            if self.params.expand_citations and len(nbrs):
                 cited = np.unique(cit[nbrs].indices).astype(np.int64)
                 cited = cited[corpus.has_text[cited]]
                 if year is not None and year != NO_YEAR:
@@ -351,11 +334,9 @@ class NNSelect:
     def save(self, directory: str | Path) -> Path:
         """config.json (hyperparameters, version), state.pt (torch state dict), vocabulary.json."""
         self._check_fitted()
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        config = {"model": MODEL_NAME, "version": VERSION, "params": self.get_params(),
-                  "vocabulary": self.vocabulary_.fingerprint(), "history": self.history_}
-        (d / CONFIG_FILE).write_text(json.dumps(config, indent=2), encoding="utf-8")
+        d = write_config(directory, MODEL_NAME, VERSION,
+                         {"params": asdict(self.params), "vocabulary": self.vocabulary_.fingerprint(),
+                          "history": self.history_})
         torch.save(self.model_.state_dict(), d / STATE_FILE)
         self.vocabulary_.save(d / VOCAB_FILE)
         return d
@@ -364,7 +345,7 @@ class NNSelect:
     def load(cls, directory: str | Path, snapshot: GraphSnapshot | None = None) -> NNSelect:
         """A saved model; indexes `snapshot` when given (else call index_snapshot before candidates)."""
         d = Path(directory)
-        config = read_model_config(d, MODEL_NAME, VERSION, cls._PARAMS, "NNSelect")
+        config = read_config(d, MODEL_NAME, VERSION, label="NNSelect", known_params=NNSelectParams.__dataclass_fields__)
         model = cls(**config["params"])
         try:
             model.vocabulary_ = Vocabulary.load(d / VOCAB_FILE)
@@ -373,7 +354,7 @@ class NNSelect:
             raise NotFitted(f"cannot read the NNSelect model in {d}: {e}") from e
         if model.vocabulary_.fingerprint() != config.get("vocabulary"):
             raise NotFitted(f"{d}: vocabulary does not match the model")
-        model.model_ = _Embedder(len(model.vocabulary_), model.dim, model.seed)
+        model.model_ = _Embedder(len(model.vocabulary_), model.params.dim, model.params.seed)
         try:
             model.model_.load_state_dict(state)
         except RuntimeError as e:
@@ -385,4 +366,5 @@ class NNSelect:
         return model
 
 
-__all__ = ["Candidates", "NNSelect", "cited_by_cited", "cited_by_cited_matrix", "hard_negatives", "triplet_loss"]
+__all__ = ["Candidates", "NNSelect", "NNSelectParams", "cited_by_cited", "cited_by_cited_matrix", "hard_negatives",
+           "triplet_loss"]

@@ -6,7 +6,7 @@ import dataclasses
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -21,6 +21,7 @@ from scholargraph.ranking.citations.bm25 import BM25
 from scholargraph.ranking.citations.nnrank import NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.text import Bags, shared_terms
+from scholargraph.registry import read_config, write_config
 
 
 class Recommendation(NamedTuple):
@@ -74,31 +75,47 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], k: int = RRF_K,
     return out if depth is None else out[:depth]
 
 
+@dataclass(frozen=True)
+class RecommenderParams:
+    """How `fit` composes the parts (NNSelect and NNRank keep their own hyperparameters)."""
+
+    ranker_years: int = 2  # the ranker trains on the citing papers of the last this many years
+    min_ranker_queries: int = 50
+    # Fusion with BM25: None never fuses, an int always fuses with that constant, "auto" chooses on
+    # held-out drafts (see fit).
+    fusion: int | str | None = "auto"
+    validation_queries: int = VALIDATION_QUERIES
+    explain_terms: int = 5
+
+
+MODEL_NAME, VERSION = "citation-recommender", 1
+ENCODER_DIR, RANKER_DIR = "encoder", "nnrank"
+
+
 class CitationRecommender:
     """Citeomatic's composition: `selector` proposes candidates, `ranker` (optional) re-scores them, and with
     `lexical` (a BM25 fitted on the same snapshot) the re-ranked list is fused with BM25's by reciprocal rank
     (`rrf_k`): on a real citation graph the two are right about different papers (hep-th: docs/citations.md).
-    `baseline` (optional, a fitted BM25 on the same snapshot) only takes part in `evaluate`."""
+    `baseline` (optional, a BM25 on the same snapshot) only takes part in `evaluate`.
 
-    def __init__(self, selector: NNSelect, ranker: NNRank | None = None, baseline: BM25 | None = None,
-                 explain_terms: int = 5, lexical: BM25 | None = None, rrf_k: int = RRF_K):
-        self.selector = selector
+    fit / score / recommend / save / load (the Ranker contract); `params`, a RecommenderParams, holds how fit
+    composes the parts."""
+
+    def __init__(self, selector: NNSelect | None = None, ranker: NNRank | None = None, baseline: BM25 | None = None,
+                 *, lexical: BM25 | None = None, rrf_k: int | None = None, **params):
+        self.selector = selector if selector is not None else NNSelect()
         self.ranker = ranker
         self.baseline = baseline
-        self.explain_terms = explain_terms
         self.lexical = lexical
-        self.rrf_k = rrf_k
+        self.rrf_k = RRF_K if lexical is not None and rrf_k is None else rrf_k
+        self.params = RecommenderParams(**params)
 
     @property
     def name(self) -> str:
         """The served ranker, as the outputs name it."""
         return "citeomatic" if self.lexical is None else "citeomatic+bm25"
 
-    @classmethod
-    def fit(cls, snapshot: GraphSnapshot, as_of: int | None = None, selector: NNSelect | None = None,
-            ranker: NNRank | None = None, baseline: BM25 | None = None, ranker_years: int = 2,
-            exclude_queries: Iterable[int] = (), min_ranker_queries: int = 50,
-            rrf_k: int | str | None = "auto", validation_queries: int = VALIDATION_QUERIES,
+    def fit(self, snapshot: GraphSnapshot, as_of: int | None = None, exclude_queries: Iterable[int] = (),
             quiet: bool = True) -> CitationRecommender:
         """Train the pipeline on `snapshot` as of `as_of`. The selector trains on the citing papers up to
         `ranker_years` before the last year, the ranker on the citing papers after that: its NNSelect-cosine
@@ -109,39 +126,41 @@ class CitationRecommender:
         trained on by neither (e.g. evaluation queries that are in the collection). A baseline, when given,
         is fitted too.
 
-        Fusion with BM25: `rrf_k` None never fuses, an int always fuses with that constant, "auto" chooses
+        Fusion with BM25 (`fusion`): None never fuses, an int always fuses with that constant, "auto" chooses
         among FUSION_CHOICES on `validation_queries` citing papers of the training graph's last year, held
         out of training (their references removed: they are drafts to both models) and never seen by
         either model; the choice and its validation numbers are in `fusion_validation_`. On a collection
         where words say little about what gets cited (the synthetic world) it leaves BM25 out; on hep-th it
         fuses."""
+        prm = self.params
         train = snapshot.as_of(as_of) if as_of is not None else snapshot
         validation: tuple[list[Query], dict[str, dict[str, int]]] | None = None
-        if rrf_k == "auto":
-            held, drafts = hold_out_drafts(train, validation_queries, exclude_queries)
+        if prm.fusion == "auto":
+            held, drafts = hold_out_drafts(train, prm.validation_queries, exclude_queries)
             if len(drafts[0]) >= MIN_VALIDATION_QUERIES:  # else nothing is held out and nothing fused
                 train, validation = held, drafts
-        selector = selector if selector is not None else NNSelect()
         years = train.paper_year
         everyone = np.setdiff1d(np.arange(train.n_papers), np.fromiter(exclude_queries, dtype=np.int64))
-        cut = train.max_year - ranker_years
+        cut = train.max_year - prm.ranker_years
         recent = everyone[(years[everyone] != NO_YEAR) & (years[everyone] > cut)]
         citing = np.diff(sp.csr_matrix(train.citations).indptr) > 0
-        split = ranker is not None and ranker_years > 0 and citing[recent].sum() >= min_ranker_queries
-        selector.fit(train, queries=np.setdiff1d(everyone, recent) if split else everyone, quiet=quiet)
-        if ranker is not None:
-            ranker.fit(train, selector, queries=recent if split else everyone, quiet=quiet)
-        if baseline is not None:
-            baseline.fit(train, quiet=quiet)
-        if rrf_k is None or (rrf_k == "auto" and validation is None):
-            return cls(selector, ranker, baseline)
-        lexical = baseline if baseline is not None else BM25().fit(train, quiet=quiet)
-        rec = cls(selector, ranker, baseline, lexical=lexical, rrf_k=RRF_K if rrf_k == "auto" else int(rrf_k))
+        split = (self.ranker is not None and prm.ranker_years > 0
+                 and citing[recent].sum() >= prm.min_ranker_queries)
+        self.selector.fit(train, queries=np.setdiff1d(everyone, recent) if split else everyone, quiet=quiet)
+        if self.ranker is not None:
+            self.ranker.fit(train, self.selector, queries=recent if split else everyone, quiet=quiet)
+        if self.baseline is not None:
+            self.baseline.fit(train, quiet=quiet)
+        self.lexical, self.rrf_k = None, None
+        if prm.fusion is None or (prm.fusion == "auto" and validation is None):
+            return self
+        self.lexical = self.baseline if self.baseline is not None else BM25().fit(train, quiet=quiet)
+        self.rrf_k = RRF_K if prm.fusion == "auto" else int(prm.fusion)
         if validation is not None:
-            rec.fusion_validation_ = rec.choose_fusion(*validation)
-            if rec.rrf_k is None:
-                rec.lexical = None
-        return rec
+            self.fusion_validation_ = self.choose_fusion(*validation)
+            if self.rrf_k is None:
+                self.lexical = None
+        return self
 
     def choose_fusion(self, queries: Sequence[Query], qrels: Mapping[str, Mapping[str, int]],
                       choices: Sequence[int | None] = FUSION_CHOICES) -> dict:
@@ -210,13 +229,20 @@ class CitationRecommender:
         fused = reciprocal_rank_fusion([ranked[:FUSION_DEPTH].tolist(), lexical], self.rrf_k)
         return (np.array([i for i, _ in fused], dtype=np.int64), np.array([f for _, f in fused], dtype=np.float32))
 
+    def score(self, title: str | None, abstract: str | None, year: int | None = None,
+              exclude_ids: Iterable[str] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """Every paper served for the draft (indexes into `snapshot`) and its score, best first: the selector's
+        candidates re-ranked, fused with BM25's ranking when `lexical` is set."""
+        cand, scores = self._ranked(title, abstract, year, exclude_ids, use_ranker=True)
+        if self.lexical is not None:
+            cand, scores = self._fused(cand, title, abstract, year, exclude_ids)
+        return cand, scores
+
     def recommend(self, title: str | None, abstract: str | None, year: int | None = None,
                   exclude_ids: Iterable[str] = (), k: int = 20) -> list[Recommendation]:
         """The k papers the draft should cite, best first: never a paper in `exclude_ids` (a draft that is
         itself in the collection passes its own id or DOI) nor one published after `year`."""
-        cand, scores = self._ranked(title, abstract, year, exclude_ids, use_ranker=True)
-        if self.lexical is not None:
-            cand, scores = self._fused(cand, title, abstract, year, exclude_ids)
+        cand, scores = self.score(title, abstract, year, exclude_ids)
         corpus = self.selector.corpus_
         q = Bags.of(corpus.vocabulary, [title], [abstract])
         q_words = np.union1d(q.title.indices, q.abstract.indices)
@@ -225,7 +251,7 @@ class CitationRecommender:
             t, a = corpus.bags.title, corpus.bags.abstract
             d_words = np.union1d(t.indices[t.indptr[i]:t.indptr[i + 1]], a.indices[a.indptr[i]:a.indptr[i + 1]])
             out.append(Recommendation(i, float(s), tuple(shared_terms(corpus.vocabulary, q_words, d_words,
-                                                                      self.explain_terms))))
+                                                                      self.params.explain_terms))))
         return out
 
     def evaluate(self, queries: Sequence[Query], qrels: Mapping[str, Mapping[str, int]], ks: Sequence[int] = (20, 100),
@@ -269,6 +295,54 @@ class CitationRecommender:
         if "nnselect" in out:
             out["nnselect"]["candidate_recall"] = float(np.mean(candidates_found)) if candidates_found else 0.0
         return out
+
+
+    # --- persistence -----------------------------------------------------------------------------------
+
+    def index_snapshot(self, snapshot: GraphSnapshot) -> CitationRecommender:
+        """Index the papers of `snapshot` (the graph as it is now): the selector's index and, when the model
+        fuses, BM25's (an index, not a model: fitted again like the selector's)."""
+        self.selector.index_snapshot(snapshot)
+        if self.rrf_k is not None:
+            self.lexical = BM25().fit(snapshot)
+        return self
+
+    def save(self, directory: str | Path) -> Path:
+        """The selector as the Citeomatic text encoder in `encoder/` (one copy of its weights serves the
+        graph's encoder too), the ranker in `nnrank/`, and config.json naming them with the fusion setting."""
+        from scholargraph.ranking.citations.encoder import SELECTOR_DIR, CiteomaticEncoder
+
+        d = Path(directory)
+        CiteomaticEncoder.from_selector(self.selector).save(d / ENCODER_DIR)
+        if self.ranker is not None:
+            self.ranker.save(d / RANKER_DIR)
+        return write_config(d, MODEL_NAME, VERSION, {
+            "params": asdict(self.params), "encoder": ENCODER_DIR, "selector": f"{ENCODER_DIR}/{SELECTOR_DIR}",
+            "ranker": None if self.ranker is None else RANKER_DIR,
+            "fusion": None if self.lexical is None else {"lexical": "bm25", "rrf_k": self.rrf_k},
+            "fusion_validation": getattr(self, "fusion_validation_", None)})
+
+    @classmethod
+    def load(cls, directory: str | Path, snapshot: GraphSnapshot | None = None) -> CitationRecommender:
+        """A saved model, indexing `snapshot` when given (else call index_snapshot before recommending)."""
+        d = Path(directory)
+        config = read_config(d, MODEL_NAME, VERSION, label="citation",
+                             known_params=RecommenderParams.__dataclass_fields__)
+        return cls.from_parts(config, d, snapshot, **config["params"])
+
+    @classmethod
+    def from_parts(cls, parts: Mapping, base: str | Path = ".", snapshot: GraphSnapshot | None = None,
+                   **params) -> CitationRecommender:
+        """The model whose parts `parts` names ("selector", "ranker", "fusion"; paths relative to `base`, or
+        absolute as in the registry records written before the model saved itself)."""
+        base = Path(base)
+        selector = NNSelect.load(base / parts["selector"])
+        ranker = NNRank.load(base / parts["ranker"]) if parts.get("ranker") else None
+        fusion = parts.get("fusion")
+        rec = cls(selector, ranker, rrf_k=int(fusion["rrf_k"]) if fusion else None, **params)
+        if parts.get("fusion_validation") is not None:
+            rec.fusion_validation_ = parts["fusion_validation"]
+        return rec if snapshot is None else rec.index_snapshot(snapshot)
 
 
 def score_run(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
@@ -425,5 +499,5 @@ def weak_citation_graph(snapshot: GraphSnapshot, keywords: Mapping[str, Sequence
                          venue_names=snapshot.venue_names, extra={**snapshot.extra, "weak_citations": True})
 
 
-__all__ = ["CitationRecommender", "Query", "Recommendation", "TimeSplit", "read_queries", "score_run",
-           "time_split_queries", "weak_citation_graph"]
+__all__ = ["CitationRecommender", "Query", "Recommendation", "RecommenderParams", "TimeSplit", "read_queries",
+           "score_run", "time_split_queries", "weak_citation_graph"]

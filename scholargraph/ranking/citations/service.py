@@ -14,9 +14,6 @@ from scholargraph.graph.ids import IdResolver
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.vectors import stored_text_vectors
-from scholargraph.ranking.citations.bm25 import BM25
-from scholargraph.ranking.citations.nnrank import NNRank
-from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.recommender import CitationRecommender, Query
 from scholargraph.ranking.citations.textonly import TextOnlyRecommender
 from scholargraph.registry import ModelRegistry
@@ -38,15 +35,12 @@ def has_model(models_dir: Path) -> bool:
 
 
 def load_recommender(models_dir: Path, snapshot: GraphSnapshot) -> tuple[CitationRecommender, dict]:
-    """The trained selector and ranker, indexing the papers of `snapshot` (the graph as it is now)."""
+    """The trained model, indexing the papers of `snapshot` (the graph as it is now)."""
     meta = load_meta(models_dir)
-    selector = NNSelect.load(meta["selector"], snapshot=snapshot)
-    ranker = NNRank.load(meta["ranker"]) if meta.get("ranker") else None
-    fusion = meta.get("fusion")
-    if not fusion:
-        return CitationRecommender(selector, ranker), meta
-    # BM25 is an index, not a model: fitted again on the graph as it is now, like the selector's index.
-    return CitationRecommender(selector, ranker, lexical=BM25().fit(snapshot), rrf_k=int(fusion["rrf_k"])), meta
+    if meta.get("path"):
+        return CitationRecommender.load(meta["path"], snapshot=snapshot), meta
+    # Trained before the model saved itself: current.json names its parts.
+    return CitationRecommender.from_parts(meta, snapshot=snapshot), meta
 
 
 def pretrained_encoder(models_dir: Path):

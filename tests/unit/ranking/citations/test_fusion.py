@@ -48,8 +48,8 @@ def test_held_out_drafts_lose_their_references_and_keep_their_text(bigger):
 
 def test_auto_fusion_is_chosen_on_held_out_drafts(bigger, monkeypatch):
     monkeypatch.setattr(rec_module, "MIN_VALIDATION_QUERIES", 5)
-    rec = CitationRecommender.fit(bigger, selector=NNSelect(**SMALL_SELECT), ranker=NNRank(**SMALL_RANK),
-                                  ranker_years=2, min_ranker_queries=5, validation_queries=20)
+    rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK), ranker_years=2, min_ranker_queries=5,
+                              validation_queries=20).fit(bigger)
     val = rec.fusion_validation_
     assert val["queries"] >= 5 and set(val["scores"]) == {str(c) for c in rec_module.FUSION_CHOICES}
     fused = {c: m["f1@20"] + m["mrr"] for c, m in val["scores"].items() if c != "None"}
@@ -65,7 +65,7 @@ def test_auto_fusion_is_chosen_on_held_out_drafts(bigger, monkeypatch):
 
 
 def test_fixed_fusion_serves_both_rankers_and_never_the_draft(bigger):
-    rec = CitationRecommender.fit(bigger, selector=NNSelect(**SMALL_SELECT), ranker=NNRank(**SMALL_RANK), rrf_k=10)
+    rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK), fusion=10).fit(bigger)
     assert rec.name == "citeomatic+bm25" and not hasattr(rec, "fusion_validation_")
     i = bigger.n_papers - 1
     me, year = bigger.paper_ids[i], int(bigger.paper_year[i])
@@ -77,5 +77,5 @@ def test_fixed_fusion_serves_both_rankers_and_never_the_draft(bigger):
     expected = reciprocal_rank_fusion([ranked[:200].tolist(), lexical], 10, 15)
     assert [r.paper_index for r in recs] == [j for j, _ in expected]
     # Never fused: the re-ranked list alone.
-    alone = CitationRecommender.fit(bigger, selector=NNSelect(**SMALL_SELECT), ranker=NNRank(**SMALL_RANK), rrf_k=None)
+    alone = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK), fusion=None).fit(bigger)
     assert alone.lexical is None and alone.name == "citeomatic"

@@ -268,7 +268,7 @@ def test_save_load_gives_identical_candidates(tmp_path, world, selector):
     with pytest.raises(NotFitted):
         loaded.candidates("retrieval ranking", "query document")
     loaded.index_snapshot(world)
-    assert loaded.get_params() == selector.get_params()
+    assert loaded.params == selector.params
     np.testing.assert_array_equal(loaded.encode(world.titles[:5], world.abstracts[:5]),
                                   selector.encode(world.titles[:5], world.abstracts[:5]))
     for i in (3, 40, 80):

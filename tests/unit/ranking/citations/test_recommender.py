@@ -20,6 +20,7 @@ from scholargraph.ranking.citations.recommender import (
     time_split_queries,
     weak_citation_graph,
 )
+from scholargraph.ranking.contract import Ranker
 
 SMALL_SELECT = {"dim": 16, "epochs": 2, "batch_size": 64, "k_nn": 10, "min_df": 1}
 SMALL_RANK = {"hidden": 8, "epochs": 2, "batch_size": 64, "max_queries": 60}
@@ -158,7 +159,8 @@ def test_nnrank_optional_features(split, trained):
 def test_ranker_initialised_from_the_selector_needs_its_dimension(split, trained):
     selector, _ = trained
     with pytest.raises(ValueError, match="dim"):
-        NNRank(**{**SMALL_RANK, "epochs": 1}, dim=selector.dim + 1, init_from_selector=True).fit(split.train, selector)
+        NNRank(**{**SMALL_RANK, "epochs": 1}, dim=selector.params.dim + 1,
+               init_from_selector=True).fit(split.train, selector)
     ranker = NNRank(**{**SMALL_RANK, "epochs": 1}, dim=5, init_from_selector=False).fit(split.train, selector)
     assert ranker.model_.title.shape[1] == 5
 
@@ -191,12 +193,58 @@ def test_fit_pipeline_trains_the_ranker_on_recent_papers_only(world):
     train = world.as_of(2007)
     citing = np.diff(train.citations.indptr) > 0
     recent = citing & (train.paper_year > 2005)
-    rec = CitationRecommender.fit(world, as_of=2007, selector=NNSelect(**SMALL_SELECT), ranker=NNRank(**SMALL_RANK),
-                                  baseline=BM25(), ranker_years=2, min_ranker_queries=5)
+    rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK), BM25(), ranker_years=2,
+                              min_ranker_queries=5).fit(world, as_of=2007)
     assert rec.selector.trained_queries_ == int((citing & ~recent).sum())
     assert rec.ranker.history_[0]["queries"] == int(recent.sum())
     assert rec.snapshot.n_papers == train.n_papers and rec.baseline.snapshot_.n_papers == train.n_papers
     # too few recent citing papers: both train on everything
-    rec = CitationRecommender.fit(world, as_of=2007, selector=NNSelect(**SMALL_SELECT), ranker=NNRank(**SMALL_RANK),
-                                  ranker_years=2, min_ranker_queries=10_000)
+    rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK), ranker_years=2,
+                              min_ranker_queries=10_000).fit(world, as_of=2007)
     assert rec.selector.trained_queries_ == int(citing.sum())
+
+
+def test_recommender_keeps_the_ranker_contract(tmp_path, split):
+    rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK), fusion=10, explain_terms=3)
+    assert isinstance(rec, Ranker) and rec.fit(split.train) is rec
+    assert rec.name == "citeomatic+bm25" and rec.params.explain_terms == 3
+    q = split.queries[0]
+    cand, scores = rec.score(q.title, q.abstract, q.year, (q.id,))
+    top = rec.recommend(q.title, q.abstract, q.year, (q.id,), k=10)
+    assert [r.paper_index for r in top] == cand[:10].tolist() and [r.score for r in top] == scores[:10].tolist()
+    assert all(len(r.explanation) <= 3 for r in top)
+
+    path = rec.save(tmp_path / "model")
+    config = json.loads((path / "config.json").read_text())
+    assert config["selector"] == "encoder/nnselect" and config["ranker"] == "nnrank"
+    assert config["fusion"] == {"lexical": "bm25", "rrf_k": 10} and config["params"]["explain_terms"] == 3
+    loaded = CitationRecommender.load(path, snapshot=split.train)
+    assert loaded.params == rec.params and loaded.rrf_k == 10 and loaded.name == rec.name
+    # The registry records written before the model saved itself name the parts by absolute path.
+    legacy = CitationRecommender.from_parts({"selector": str(path / "encoder" / "nnselect"),
+                                             "ranker": str(path / "nnrank"), "fusion": config["fusion"]},
+                                            snapshot=split.train, explain_terms=3)
+    for other in (loaded, legacy):
+        for q in split.queries[:10]:
+            a = rec.recommend(q.title, q.abstract, q.year, (q.id,), k=10)
+            b = other.recommend(q.title, q.abstract, q.year, (q.id,), k=10)
+            assert [r.paper_index for r in a] == [r.paper_index for r in b]
+            np.testing.assert_allclose([r.score for r in a], [r.score for r in b], rtol=0, atol=1e-6)
+            assert [r.explanation for r in a] == [r.explanation for r in b]
+
+    unindexed = CitationRecommender.load(path)
+    with pytest.raises(NotFitted, match="paper index"):
+        unindexed.recommend(q.title, q.abstract, q.year)
+    assert unindexed.index_snapshot(split.train).lexical is not None
+    (path / "config.json").write_text(json.dumps({**config, "version": 99}))
+    with pytest.raises(NotFitted, match="version 99"):
+        CitationRecommender.load(path)
+
+
+def test_recommender_without_ranker_or_fusion_round_trips(tmp_path, split):
+    rec = CitationRecommender(NNSelect(**SMALL_SELECT), fusion=None).fit(split.train)
+    loaded = CitationRecommender.load(rec.save(tmp_path / "m"), snapshot=split.train)
+    assert loaded.ranker is None and loaded.lexical is None and loaded.rrf_k is None
+    q = split.queries[0]
+    assert ([r.paper_index for r in loaded.recommend(q.title, q.abstract, q.year, (q.id,))]
+            == [r.paper_index for r in rec.recommend(q.title, q.abstract, q.year, (q.id,))])
