@@ -1,0 +1,74 @@
+"""The reviewer use cases on InMemoryStore: train through the registry (a new version each time), load the
+current model, recommend."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scholargraph.errors import NotFitted
+from scholargraph.graph.memory_store import InMemoryStore
+from scholargraph.graph.records import Author, Authorship, Citation, Paper, PaperBundle
+from scholargraph.ranking.reviewers import service
+
+FIELDS = {"a": ("zorblat quenfir mavotel", "trisk"), "b": ("plonko vendrix caluth", "obrenna"),
+          "c": ("grelmin tassovar pindle", "ulvoro")}
+
+
+def world() -> InMemoryStore:
+    """Three fields, three authors each with four papers (one per year 2001-2004), citations within a field."""
+    store = InMemoryStore()
+    bundles = []
+    for field, (words, extra) in FIELDS.items():
+        for k in range(3):
+            author = Author(f"{field}{k}", f"Author {field.upper()} {k}", sources=(f"{field}{k}",))
+            for year in range(2001, 2005):
+                pid = f"{field}{k}-{year}"
+                cites = [Citation(pid, f"{field}{(k + 1) % 3}-{year - 1}")] if year > 2001 else []
+                bundles.append(PaperBundle(paper=Paper(pid, f"{words} {extra}{k}", abstract=f"{words} study {year}",
+                                                       year=year, sources=(pid,)),
+                                           authors=(author,), authorships=(Authorship(author.id, pid, 1),),
+                                           citations=tuple(cites)))
+    store.write_bundles(bundles)
+    return store
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    store, models = world(), tmp_path_factory.mktemp("models")
+    first = service.train(store, models, min_papers=2, training_queries=10, steps=10)
+    return store, models, first
+
+
+def test_train_publishes_a_new_version_each_time(trained):
+    store, models, first = trained
+    meta = json.loads((models / "reviewers" / "current.json").read_text())
+    assert meta["path"] == str(first.path) and first.path.parent == models / "reviewers"
+    assert meta["min_papers"] == 2 and first.pool_size == 9
+    second = service.train(store, models, min_papers=2, training_queries=10, steps=10)
+    assert second.path != first.path  # versions to the microsecond: two trainings in one second differ
+    assert service.registry(models).versions() == sorted([first.path.name, second.path.name])
+    model, meta = service.load_model(models)
+    assert meta["version"] == second.path.name and model.params == second.model.params
+
+
+def test_no_model_says_how_to_train_one(tmp_path):
+    with pytest.raises(NotFitted, match="no reviewer model: run `scholargraph reviewers train` first"):
+        service.load_model(tmp_path)
+
+
+def test_recommend_ranks_the_pool_and_warns_about_unknown_ids(trained):
+    # Write-back and the jobs' reviewers step need the store's lookup_ids, which InMemoryStore does not have
+    # yet: tests/integration/test_jobs.py covers them on Neo4j. Here the evidence is read once, then
+    # recommend runs without a store.
+    store, models, _ = trained
+    _, meta = service.load_model(models)
+    index = service.index_for_model(store, models, meta, True)
+    warnings: list[str] = []
+    results, note = service.recommend(None, models, paper_ids=["a0-2004", "nope"], k=3, index=index,
+                                      warn=warnings.append)
+    assert len(warnings) == 1 and "nope" in warnings[0] and note == ""
+    [(query, suggestions)] = results
+    assert query.id == "a0-2004" and [s.rank for s in suggestions] == [1, 2, 3]
+    assert "a0" not in {s.reviewer_id for s in suggestions}  # the author is in conflict
