@@ -209,8 +209,9 @@ class Neo4jStore:
         return sorted(lines)
 
     def reset(self) -> None:
-        """Delete every node and relationship, in bounded transactions."""
-        self.run_autocommit("store/reset_batch")
+        """Delete every relationship, then every node, in bounded transactions."""
+        self.run_autocommit("store/reset_relationships")
+        self.run_autocommit("store/reset_nodes")
 
     # --- migrations -----------------------------------------------------------------------------
 
