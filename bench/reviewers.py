@@ -44,14 +44,14 @@ def build_index(snapshot, cache: Path, *, until_year: int | None = None, fit_sam
     import scipy.sparse as sp
 
     from scholargraph.graph.topics import TopicModel
-    from scholargraph.graph.vectors import load_encoder
+    from scholargraph.ranking.graph_models import load_graph_models
     from scholargraph.ranking.reviewers.evidence import EvidenceIndex, lexical_matrix
 
     files = [cache / n for n in ("text.npy", "topics.npy", "cvec.npy", "encoder", "topics")]
     lex_file = cache / "lexical.npz"
     if all(f.exists() for f in files):
         _log(f"features from {cache}")
-        encoder = load_encoder(files[3])
+        _, encoder = load_graph_models(paths={"encoder": str(files[3])})
         lexical = None
         if lexical_on:
             if lex_file.exists():

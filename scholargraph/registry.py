@@ -15,23 +15,21 @@ CURRENT_FILE = "current.json"
 
 
 def write_config(directory: str | os.PathLike, model: str, version: int, config: dict, *,
-                 filename: str = CONFIG_FILE) -> Path:
+                 filename: str = CONFIG_FILE, name_key: str = "model") -> Path:
     """`config.json` (or `filename`, for a layout saved before this helper) in `directory` (created): the
-    model's name and code version first, then `config`."""
+    model's name (under `name_key`, likewise) and code version first, then `config`."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    body = {"model": model, "version": version, **config}
+    body = {name_key: model, "version": version, **config}
     (out / filename).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
     return out
 
 
-def read_config(directory: str | os.PathLike, model: str, version: int, *, label: str | None = None,
-                known_params: Iterable[str] | None = None, params_key: str = "params",
-                required: Iterable[str] = (), filename: str = CONFIG_FILE) -> dict:
-    """The config saved by `write_config`, checked: this model, this code's version, only known parameters,
-    and the files named in `required` beside it. Anything else is NotFitted with the reason."""
+def peek_config(directory: str | os.PathLike, *, label: str, filename: str = CONFIG_FILE,
+                required: Iterable[str] = ()) -> dict:
+    """The saved config as it is, unchecked (to see which model it names); NotFitted when it or a file named
+    in `required` is missing, or it is not a JSON object."""
     src = Path(directory)
-    label = label or model
     missing = [name for name in (filename, *required) if not (src / name).exists()]
     if missing:
         raise NotFitted(f"no saved {label} model in {src} ({', '.join(missing)} missing)")
@@ -41,8 +39,19 @@ def read_config(directory: str | os.PathLike, model: str, version: int, *, label
         raise NotFitted(f"no saved {label} model in {src}: {exc}") from exc
     if not isinstance(config, dict):
         raise NotFitted(f"no saved {label} model in {src}: {filename} is not a JSON object")
-    if config.get("model") != model or config.get("version") != version:
-        raise NotFitted(f"{src} holds {config.get('model')!r} version {config.get('version')!r}; this code "
+    return config
+
+
+def read_config(directory: str | os.PathLike, model: str, version: int, *, label: str | None = None,
+                known_params: Iterable[str] | None = None, params_key: str = "params",
+                required: Iterable[str] = (), filename: str = CONFIG_FILE, name_key: str = "model") -> dict:
+    """The config saved by `write_config`, checked: this model, this code's version, only known parameters,
+    and the files named in `required` beside it. Anything else is NotFitted with the reason."""
+    src = Path(directory)
+    label = label or model
+    config = peek_config(src, label=label, filename=filename, required=required)
+    if config.get(name_key) != model or config.get("version") != version:
+        raise NotFitted(f"{src} holds {config.get(name_key)!r} version {config.get('version')!r}; this code "
                         f"reads {model!r} version {version}: retrain it")
     if known_params is not None:
         unknown = set(config.get(params_key, {})) - set(known_params)
@@ -72,10 +81,11 @@ class ModelRegistry:
     def current_file(self) -> Path:
         return self.root / CURRENT_FILE
 
-    def claim(self) -> tuple[str, Path]:
-        """A new version and its (new, empty) directory."""
+    def claim(self, now: datetime | None = None) -> tuple[str, Path]:
+        """A new version and its (new, empty) directory: of `now` (a run's start, so that its models and its
+        writes share one version) unless another process claimed that microsecond first."""
         self.root.mkdir(parents=True, exist_ok=True)
-        now = datetime.now(UTC)
+        now = now or datetime.now(UTC)
         while True:
             version = new_version(now)
             path = self.root / version
@@ -106,13 +116,45 @@ class ModelRegistry:
     def publish(self, meta: dict) -> None:
         """Make `meta` the current record; written to a temporary file and renamed, so a reader never
         sees half of it."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        tmp = self.current_file.with_name(f".{CURRENT_FILE}.{os.getpid()}")
-        tmp.write_text(json.dumps(meta, indent=2), encoding="utf-8")
-        os.replace(tmp, self.current_file)
+        _write_atomically(self.current_file, meta)
 
     def versions(self) -> list[str]:
         """Every saved version, oldest first."""
         if not self.root.exists():
             return []
         return sorted(p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+class CurrentModels:
+    """`models_dir/current.json` naming the directory in use of several kinds at once: the graph's topic model
+    and text encoder ({"topics": dir, "encoder": dir}), which every model reads and `features` refreshes. Each
+    kind's versions are claimed in its own ModelRegistry (`models_dir/topics/<v>`, `models_dir/encoders/<v>`)."""
+
+    def __init__(self, models_dir: str | os.PathLike):
+        self.models_dir = Path(models_dir)
+
+    @property
+    def current_file(self) -> Path:
+        return self.models_dir / CURRENT_FILE
+
+    def paths(self) -> dict[str, str]:
+        """Kind -> directory of the models in use (empty before the first)."""
+        if not self.current_file.exists():
+            return {}
+        return json.loads(self.current_file.read_text(encoding="utf-8"))
+
+    def claim(self, kind_dir: str, now: datetime | None = None) -> tuple[str, Path]:
+        """A new version of the kind saved under `kind_dir`, and its (new, empty) directory."""
+        return ModelRegistry(self.models_dir, kind_dir).claim(now)
+
+    def publish(self, paths: dict[str, str]) -> None:
+        """Make these directories current (the other kinds stay as they are), atomically."""
+        _write_atomically(self.current_file, {**self.paths(), **paths})
+
+
+def _write_atomically(path: Path, record: dict) -> None:
+    """`record` as JSON in `path`, written to a temporary file and renamed: a reader never sees half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
+    os.replace(tmp, path)

@@ -18,8 +18,10 @@ import scipy.sparse as sp
 
 from scholargraph.errors import NotFitted
 from scholargraph.graph.records import paper_text
+from scholargraph.registry import peek_config, read_config, write_config
 
 CONFIG_FILE = "config.json"
+NAME_KEY = "encoder"  # the config names the encoder under this key (saved homes have it)
 DEFAULT_ENCODER = "tfidf-svd"  # the fallback: no pretrained model, or a corpus it cannot read
 AUTO_ENCODER = "auto"  # choose per corpus: `choose_encoder`
 PRETRAINED_ENCODER = "minilm"  # what `auto` picks for natural-language text ("minilm-int8" is the faster one)
@@ -60,8 +62,9 @@ class TextEncoder:
 
     Subclasses set `name`, `VERSION` and `DEFAULTS`, and register with `@register_encoder`. A plug-in
     encoder defined above this layer (Citeomatic's, in `ranking.citations.encoder`) registers itself the
-    same way when its module is imported: whoever may load one imports it first (the CLI and the scoring
-    jobs do), since this layer never imports the layers above it.
+    same way when its module is imported: whoever may load one imports it first (the CLI, the scoring jobs
+    and `ranking.graph_models`, through which the models load the graph's), since this layer never imports
+    the layers above it.
     """
 
     name: ClassVar[str] = ""
@@ -128,23 +131,15 @@ class TextEncoder:
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
         state = self._save_state(path)
-        config = {"encoder": self.name, "module": type(self).__module__, "class": type(self).__qualname__,
-                  "version": self.VERSION, "dim": self.dim, "hyperparameters": self.hyperparameters,
-                  "state": state}
-        with open(path / CONFIG_FILE, "w", encoding="utf-8") as fh:
-            json.dump(config, fh, indent=1)
-            fh.write("\n")
-        return path
+        return write_config(path, self.name, self.VERSION,
+                            {"module": type(self).__module__, "class": type(self).__qualname__, "dim": self.dim,
+                             "hyperparameters": self.hyperparameters, "state": state},
+                            filename=CONFIG_FILE, name_key=NAME_KEY)
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> TextEncoder:
         path = Path(directory)
-        config = read_config(path)
-        if config.get("encoder") != cls.name:
-            raise NotFitted(f"{path}: holds encoder {config.get('encoder')!r}, not {cls.name!r}")
-        if config.get("version") != cls.VERSION:
-            raise NotFitted(f"{path}: {cls.name} encoder version {config.get('version')}, this code reads "
-                            f"version {cls.VERSION}; refit it")
+        config = read_config(path, cls.name, cls.VERSION, label="encoder", filename=CONFIG_FILE, name_key=NAME_KEY)
         hp = {k: v for k, v in config.get("hyperparameters", {}).items() if k in cls.DEFAULTS}
         encoder = cls(**hp)
         encoder._load_state(path, config.get("state", {}))
@@ -208,21 +203,16 @@ def make_encoder(name: str = DEFAULT_ENCODER, **hyperparameters: Any) -> TextEnc
     return cls(**hyperparameters)
 
 
-def read_config(path: Path) -> dict:
-    try:
-        with open(path / CONFIG_FILE, encoding="utf-8") as fh:
-            return json.load(fh)
-    except FileNotFoundError:
-        raise NotFitted(f"{path}: no saved encoder ({CONFIG_FILE} missing)") from None
-    except json.JSONDecodeError as exc:
-        raise NotFitted(f"{path}/{CONFIG_FILE}: not valid JSON ({exc})") from None
+def saved_encoder_name(directory: str | os.PathLike) -> str | None:
+    """The name of the encoder saved in `directory` (NotFitted when there is none)."""
+    return peek_config(directory, label="encoder", filename=CONFIG_FILE).get(NAME_KEY)
 
 
 def load_encoder(directory: str | os.PathLike) -> TextEncoder:
     """The encoder saved in `directory`, of whichever registered class its config names."""
     path = Path(directory)
-    config = read_config(path)
-    name = config.get("encoder")
+    config = peek_config(path, label="encoder", filename=CONFIG_FILE)
+    name = config.get(NAME_KEY)
     if name not in ENCODERS:
         module = config.get("module")
         plugin = f" (its module {module} registers it when imported)" if module else ""

@@ -26,7 +26,7 @@ from scholargraph.graph.encoders import (
     is_empty,
     load_encoder,
     make_encoder,
-    read_config,
+    saved_encoder_name,
     text_digest,
 )
 from scholargraph.graph.pagerank import pagerank
@@ -34,6 +34,7 @@ from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.store import GraphStore
 from scholargraph.graph.vectors import citation_vectors, has_evidence
 from scholargraph.progress import progress
+from scholargraph.registry import CurrentModels, new_version
 
 STEPS = ("networks", "pagerank", "topics", "vectors")
 
@@ -281,30 +282,29 @@ def _write_vectors(store: GraphStore, ids: list[str], name: str, vectors: np.nda
 
 def current_model_paths(models_dir: Path) -> dict[str, str]:
     """{"topics": dir, "encoder": dir} of the current models (empty before the first run)."""
-    current = models_dir / "current.json"
-    return json.loads(current.read_text()) if current.exists() else {}
+    return CurrentModels(models_dir).paths()
 
 
 def make_current(models_dir: Path, paths: dict[str, str]) -> None:
     """Point `current.json` at these model directories (others stay as they are)."""
-    models_dir.mkdir(parents=True, exist_ok=True)
-    current = {**current_model_paths(models_dir), **paths}
-    (models_dir / "current.json").write_text(json.dumps(current, indent=2))
+    CurrentModels(models_dir).publish(paths)
 
 
-def save_models(models_dir: Path, f: Features, version: str, reused: dict[str, object] | None = None
+def save_models(models_dir: Path, f: Features, started_at: datetime, reused: dict[str, object] | None = None
                 ) -> dict[str, str]:
-    """Newly fitted topic model and encoder under versioned directories, made current. Models that were
-    loaded and used as they were (`reused`: {"topics": model, "encoder": encoder}) are not saved again."""
+    """Newly fitted topic model and encoder under versioned directories (the run's start, to the
+    microsecond), made current. Models that were loaded and used as they were (`reused`: {"topics": model,
+    "encoder": encoder}) are not saved again."""
     reused = reused or {}
+    current = CurrentModels(models_dir)
     saved: dict[str, str] = {}
     for kind, model, subdir in (("topics", f.topic_model, "topics"), ("encoder", f.encoder, "encoders")):
         if model is not None and model is not reused.get(kind):
-            path = models_dir / subdir / version
+            _, path = current.claim(subdir, started_at)
             model.save(path)
             saved[kind] = str(path)
     if saved:
-        make_current(models_dir, saved)
+        current.publish(saved)
     return saved
 
 
@@ -351,7 +351,7 @@ def _current_encoder_name(models_dir: Path) -> str | None:
     if not path:
         return None
     try:
-        return read_config(Path(path)).get("encoder")
+        return saved_encoder_name(Path(path))
     except Exception:  # an unreadable model is reported when it is loaded
         return None
 
@@ -414,7 +414,7 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
         log(f"switching the text encoder from {current_encoder} to {options.encoder}")
     started = time.time()
     started_at = datetime.now(UTC)
-    version = started_at.strftime("%Y%m%dT%H%M%S%f")  # microseconds: two runs in one second stay apart
+    version = new_version(started_at)  # microseconds: two runs in one second stay apart
     run_id = f"features-{version}" + ("" if options.as_of is None else f"-as-of-{options.as_of}")
     store.record_run(run_id, {"job": "features", "status": "running", "started_at": started_at,
                               "heartbeat_at": started_at, "steps": json.dumps(covered),
@@ -438,7 +438,7 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
         f = compute_features(snapshot, local, topic_model=topic_model, encoder=encoder, log=log, encode=encode,
                              quiet=quiet)
         f.encoder_choice = f.encoder_choice or choice
-        saved = save_models(models_dir, f, version, reused) if options.as_of is None else {}
+        saved = save_models(models_dir, f, started_at, reused) if options.as_of is None else {}
         counts = write_features(store, snapshot, f, local, version, log=log)
         if on_server:
             # GDS reads the networks from the graph, so they are written first.

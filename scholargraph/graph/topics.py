@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import pickle  # only to recognise gensim's load errors
@@ -15,6 +14,7 @@ import scipy.sparse as sp
 
 from scholargraph.errors import NotFitted
 from scholargraph.graph import text as textlib
+from scholargraph.registry import read_config, write_config
 
 MODEL_NAME = "TopicModel"
 MODEL_VERSION = 1
@@ -273,12 +273,10 @@ class TopicModel:
         self.phrases_.save(os.fspath(out / PHRASES_FILE))
         import gensim
 
-        config = {"model": MODEL_NAME, "version": MODEL_VERSION, "params": self.get_params(),
-                  "n_docs": self.n_docs_, "no_below": self.no_below_, "phrase_min_count": self.phrase_min_count_,
-                  "passes": self.passes_, "chunksize": self.chunksize_, "vocabulary": len(self.dictionary_),
-                  "gensim": gensim.__version__}
-        (out / CONFIG_FILE).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-        return out
+        return write_config(out, MODEL_NAME, MODEL_VERSION, {
+            "params": self.get_params(), "n_docs": self.n_docs_, "no_below": self.no_below_,
+            "phrase_min_count": self.phrase_min_count_, "passes": self.passes_, "chunksize": self.chunksize_,
+            "vocabulary": len(self.dictionary_), "gensim": gensim.__version__}, filename=CONFIG_FILE)
 
     @classmethod
     def load(cls, path: str | Path) -> TopicModel:
@@ -288,17 +286,7 @@ class TopicModel:
         from gensim.models.phrases import FrozenPhrases
 
         src = Path(path)
-        try:
-            config = json.loads((src / CONFIG_FILE).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise NotFitted(f"no saved topic model in {src} ({CONFIG_FILE} missing)") from None
-        except (OSError, ValueError) as exc:
-            raise NotFitted(f"unreadable topic model config in {src}: {exc}") from None
-        if not isinstance(config, dict):
-            config = {}
-        if config.get("model") != MODEL_NAME or config.get("version") != MODEL_VERSION:
-            raise NotFitted(f"{src} holds model {config.get('model')!r} version {config.get('version')!r}; "
-                            f"this code reads {MODEL_NAME} version {MODEL_VERSION}: retrain it")
+        config = read_config(src, MODEL_NAME, MODEL_VERSION, label="topic", filename=CONFIG_FILE)
         try:
             model = cls(**config["params"])
             model.n_docs_ = config["n_docs"]

@@ -18,6 +18,7 @@ from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.progress import progress
 from scholargraph.ranking import metrics
 from scholargraph.ranking.citations.bm25 import BM25
+from scholargraph.ranking.citations.encoder import SELECTOR_DIR, CiteomaticEncoder
 from scholargraph.ranking.citations.nnrank import NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.text import Bags, shared_terms
@@ -310,8 +311,6 @@ class CitationRecommender:
     def save(self, directory: str | Path) -> Path:
         """The selector as the Citeomatic text encoder in `encoder/` (one copy of its weights serves the
         graph's encoder too), the ranker in `nnrank/`, and config.json naming them with the fusion setting."""
-        from scholargraph.ranking.citations.encoder import SELECTOR_DIR, CiteomaticEncoder
-
         d = Path(directory)
         CiteomaticEncoder.from_selector(self.selector).save(d / ENCODER_DIR)
         if self.ranker is not None:

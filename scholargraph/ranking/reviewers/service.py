@@ -10,12 +10,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from scholargraph.errors import NotFitted, UsageError
-from scholargraph.graph.features import current_model_paths, load_models
+from scholargraph.graph.features import current_model_paths
 from scholargraph.graph.ids import IdResolver, Resolution
 from scholargraph.graph.records import paper_text
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.vectors import stored_text_vectors
+from scholargraph.ranking.graph_models import load_graph_models
 from scholargraph.ranking.metrics import read_qrels
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.query import ReviewerPool, read_candidates
@@ -57,7 +58,7 @@ def resolve_candidates(resolver: IdResolver, listed: dict[str, list[str]], what:
 def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | None = None) -> EvidenceIndex:
     """Evidence over the graph as it is now, with the encoder and topic model saved in `models`
     ({"topics": dir, "encoder": dir}; by default the graph's current ones, when saved)."""
-    topic_model, encoder = load_models(current_model_paths(models_dir) if models is None else models)
+    topic_model, encoder = load_graph_models(models_dir, models)
     key = encoder.key if encoder is not None and getattr(encoder, "fitted_", False) else None
     snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, with_vectors=key is not None,
                                         semantic_encoder=key)

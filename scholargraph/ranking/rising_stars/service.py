@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 
 from scholargraph.errors import UsageError
-from scholargraph.graph.features import load_current_models
-from scholargraph.graph.ids import EXPECTED, IdResolver, output_id
+from scholargraph.graph.ids import EXPECTED, IdResolver
 from scholargraph.graph.scoring import ScoringRun
 from scholargraph.graph.snapshot import GraphSnapshot
-from scholargraph.ranking.citations import encoder as _citeomatic  # noqa: F401  the graph's encoder may be it
+from scholargraph.ranking.graph_models import load_graph_models
 from scholargraph.ranking.rising_stars.features import build_dataset, fit_paper_topics
 from scholargraph.ranking.rising_stars.iirl import ALL, IIRL, Explanation
 from scholargraph.registry import ModelRegistry
@@ -30,7 +29,7 @@ def registry(models_dir: Path) -> ModelRegistry:
 def _graph_topics(models_dir: Path, snapshot: GraphSnapshot) -> np.ndarray:
     """Paper topic distributions from the graph's topic model (the one behind the Topic nodes), so that
     per-topic rankings attach to those nodes. The topic model is unsupervised: it never sees a label."""
-    topic_model, _ = load_current_models(models_dir)
+    topic_model, _ = load_graph_models(models_dir)
     if topic_model is None:
         raise UsageError("no topic model yet: run `scholargraph features --only topics` first")
     theta, empty = topic_model.transform([snapshot.text(i) for i in range(snapshot.n_papers)], return_empty=True)
@@ -85,8 +84,17 @@ def train(store, models_dir: Path, as_of: int, horizon: int, window: int, n_feat
             f"-> {path}")
 
 
+@dataclass
+class Scored:
+    """What `score` did, in one line, and the rankings: (author id, topic, score, rank), the overall ranking
+    (topic 'all') first, then each topic's."""
+
+    summary: str
+    rankings: list[tuple[str, str, float, int]]
+
+
 def score(store, models_dir: Path, as_of: int | None, quiet: bool = True, write: bool = True,
-          out: str | None = None, run_props: dict | None = None) -> str:
+          run_props: dict | None = None) -> Scored:
     """Apply the trained model to features as of T (the latest year by default): the real prediction."""
     model, meta = load_model(models_dir)
     snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
@@ -101,7 +109,7 @@ def score(store, models_dir: Path, as_of: int | None, quiet: bool = True, write:
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(1, len(order) + 1)
     rows: list[dict] = []
-    tsv = [(data.author_ids[i], ALL, float(overall[i]), int(rank[i])) for i in order]
+    rankings = [(data.author_ids[i], ALL, float(overall[i]), int(rank[i])) for i in order]
     for topic, members in sorted(data.topic_groups(3).items(), key=lambda kv: int(kv[0])):
         if not len(members):
             continue
@@ -113,12 +121,7 @@ def score(store, models_dir: Path, as_of: int | None, quiet: bool = True, write:
             rows.append({"source": author, "target": f"topic:{topic}",
                          "props": {"score": float(scores[j]), "rank": r, "percentile": float(pct[j]),
                                    "as_of": as_of, "horizon": meta["horizon"]}})
-            tsv.append((author, f"topic:{topic}", float(scores[j]), r))
-    if out:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write("author_id\ttopic\tscore\trank\n")
-            for author, topic, score_, r in tsv:
-                fh.write(f"{output_id(author)}\t{topic}\t{score_:.6f}\t{r}\n")
+            rankings.append((author, f"topic:{topic}", float(scores[j]), r))
     summary = f"scored {len(data):,} young researchers as of {as_of} in {len(data.topic_groups(3))} topics"
     if write:
         props = {"model_version": meta["version"], "as_of": as_of, **(run_props or {})}
@@ -128,7 +131,7 @@ def score(store, models_dir: Path, as_of: int | None, quiet: bool = True, write:
             n = run.publish(rows, counts={"authors": len(data)}, node_label="Author", node_ids=data.author_ids,
                             node_props={"rising_star_score": overall.astype(float), "rising_star_rank": rank})
         summary += f"; wrote {n:,} RISING_STAR_IN edges (run {run.run_id})"
-    return summary
+    return Scored(summary, rankings)
 
 
 def evaluate(store, as_of: int, horizon: int, window: int, ks: tuple[float, ...], num_topics: int, repeats: int,

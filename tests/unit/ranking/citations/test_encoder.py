@@ -74,6 +74,18 @@ def test_the_graph_layer_loads_it_only_once_the_ranking_plug_in_is_imported(tmp_
     assert "citeomatic" in ENCODERS  # registered here by the import at the top
 
 
+def test_every_ranking_side_loader_registers_the_plug_in_first(tmp_path, selector):
+    """A process that imports only the ranking side's loader of the graph's models (the services and benches
+    load through it) reads a Citeomatic encoder."""
+    models = tmp_path / "models"
+    make_current(models, {"encoder": str(CiteomaticEncoder.from_selector(selector).save(models / "enc"))})
+    code = ("import sys; from pathlib import Path\n"
+            "from scholargraph.ranking.graph_models import load_graph_models\n"
+            "print(type(load_graph_models(Path(sys.argv[1]))[1]).__name__)")
+    out = subprocess.run([sys.executable, "-c", code, str(models)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["CiteomaticEncoder"]
+
+
 def test_made_current_it_is_what_features_and_reviewers_load(tmp_path, world, selector):
     models = tmp_path / "models"
     make_current(models, {"topics": "/somewhere/topics"})
