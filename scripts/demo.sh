@@ -68,7 +68,11 @@ section "5. Rising stars (IIRL)"
 AS_OF=$((LAST_YEAR - 3))  # labels: the citations of the last three years
 record rising-stars evaluate --as-of "$AS_OF" --horizon 3 --repeats 2 --plot "$REPORT/rising_stars.png"
 record rising-stars train --as-of "$AS_OF" --horizon 3
-record rising-stars score --out "$REPORT/rising_stars.tsv"
+stars=(rising-stars score --write --format tsv --out "$REPORT/rising_stars.tsv")
+echo "\$ scholargraph ${stars[*]}"
+{ echo '```'; echo "\$ scholargraph ${stars[*]}"; } >> "$md"
+$cli -q "${stars[@]}" 2>&1 | tee -a "$md"   # the rows go to the TSV, the summary to stderr
+echo '```' >> "$md"
 record query top_rising_stars -p topic=topic:0 -p limit=5
 printf '\n![Pre@k%% versus k](rising_stars.png)\n' >> "$md"
 STAR=$(sed -n 2p "$REPORT/rising_stars.tsv" | cut -f1)  # the overall top rising star

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-
 import click
 
+from scholargraph.cli_output import emit, rows_output
 from scholargraph.errors import UsageError
 from scholargraph.graph import query_library
 from scholargraph.graph.encoders import AUTO_ENCODER
 from scholargraph.graph.features import STEPS, FeatureOptions, run_features
 from scholargraph.graph.ids import EXPECTED, IdResolver, Resolution, output_id
 from scholargraph.server.connect import open_store
+from scholargraph.tables import Rows
 
 
 @click.group("db")
@@ -95,7 +93,8 @@ def reset_cmd(obj, yes: bool) -> None:
               help="Comma-separated steps: networks, pagerank, topics, vectors.")
 @click.option("--as-of", "as_of", type=int, default=None,
               help="Compute from papers up to this year only; scalar results are written as <name>AsOf<YEAR>.")
-@click.option("--topics", "num_topics", default=10, show_default=True, type=click.IntRange(2, 500))
+@click.option("--topics", "num_topics", default=10, show_default=True, type=click.IntRange(2, 500),
+              help="LDA topics when a topic model is fitted (the first run, or --retrain); a saved one keeps its own.")
 @click.option("--encoder", default=AUTO_ENCODER, show_default=True,
               help="Text encoder for semanticVector: auto (minilm for natural-language text, tfidf-svd otherwise; "
                    "keeps the current encoder once there is one), tfidf-svd, minilm or minilm-int8.")
@@ -123,10 +122,10 @@ def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder
 @click.command("query")
 @click.argument("name", required=False)
 @click.option("-p", "--param", "params", multiple=True, metavar="KEY=VALUE", help="A query parameter (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@rows_output(formats=("table", "jsonl", "csv", "tsv"), about="One row per result of the query.")
 @click.option("--list", "list_only", is_flag=True, help="List the library's queries with their parameters.")
 @click.pass_obj
-def query_command(obj, name: str | None, params: tuple[str, ...], fmt: str, list_only: bool) -> None:
+def query_command(obj, name: str | None, params: tuple[str, ...], fmt: str, out: str | None, list_only: bool) -> None:
     """Run a query of the Cypher library (scholargraph/cypher/queries/) and print its rows."""
     if list_only or not name:
         for spec in query_library.list_queries():
@@ -145,7 +144,10 @@ def query_command(obj, name: str | None, params: tuple[str, ...], fmt: str, list
                 raise UsageError(f"-p {key} needs an id; expected {EXPECTED[kind]}")
             bound[key] = res.require(f"-p {key}").ids[res.given[0]]
         columns, rows = store.run_library_query(name, bound)
-    click.echo(render_rows(columns, rows, fmt, id_columns=spec.id_columns))
+    fix = [i for i, c in enumerate(columns) if c in spec.id_columns]
+    if fix:
+        rows = [[output_id(v) if i in fix and isinstance(v, str) else v for i, v in enumerate(row)] for row in rows]
+    emit(Rows(columns, rows), fmt, out)
 
 
 def resolve_ids(resolver: IdResolver, kind: str, given, what: str) -> Resolution:
@@ -156,42 +158,3 @@ def resolve_ids(resolver: IdResolver, kind: str, given, what: str) -> Resolution
     if message:
         click.echo(f"scholargraph: {message}", err=True)
     return res
-
-
-def emit_lines(lines: list[str], out: str | None, note: str = "") -> None:
-    """Results to a file (--out) or stdout; a side note (what was written to the graph) to stderr."""
-    text = "\n".join(lines)
-    if out:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
-    else:
-        click.echo(text)
-    if note:
-        click.echo(note, err=True)
-
-
-def render_rows(columns: list[str], rows: list[list], fmt: str, id_columns: tuple[str, ...] = ()) -> str:
-    """Rows as an aligned text table, JSON lines or CSV; the `id_columns` printed whitespace-free."""
-    fix = [i for i, c in enumerate(columns) if c in id_columns]
-    if fix:
-        rows = [[output_id(v) if i in fix and isinstance(v, str) else v for i, v in enumerate(row)] for row in rows]
-    if fmt == "json":
-        return "\n".join(json.dumps(dict(zip(columns, row)), default=str, ensure_ascii=False) for row in rows)
-    if fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(columns)
-        writer.writerows(rows)
-        return out.getvalue().rstrip("\n")
-    cells = [[_cell(v) for v in row] for row in rows]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
-    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    return "\n".join(lines)
-
-
-def _cell(value) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (list, dict)) else str(value)
-    return text if len(text) <= 60 else text[:57] + "..."

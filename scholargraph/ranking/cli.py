@@ -7,8 +7,12 @@ import sys
 
 import click
 
+from scholargraph.cli_output import emit, rows_output
 from scholargraph.ranking.jobs import PIPELINE, run_pipeline
 from scholargraph.server.connect import open_store
+from scholargraph.tables import Rows
+
+LISTING = ("table", "jsonl", "csv", "tsv")
 
 
 @click.group("jobs")
@@ -43,8 +47,8 @@ def run_cmd(obj, only: str, full: bool, lease: int) -> None:
 
 @jobs_group.command("schedule")
 @click.option("--cron", required=True, help='Crontab expression, e.g. "0 3 * * *" (every day at 03:00).')
-@click.option("--only", default=",".join(PIPELINE), show_default=True)
-@click.option("--full", is_flag=True)
+@click.option("--only", default=",".join(PIPELINE), show_default=True, help="Comma-separated steps to run.")
+@click.option("--full", is_flag=True, help="Rescore everything at every run, not only what changed since the last.")
 @click.pass_obj
 def schedule_cmd(obj, cron: str, only: str, full: bool) -> None:
     """Run the pipeline on a cron schedule until SIGTERM/SIGINT (the docker-compose `scheduler` service)."""
@@ -86,11 +90,10 @@ def schedule_cmd(obj, cron: str, only: str, full: bool) -> None:
 
 
 @jobs_group.command("status")
+@rows_output(formats=LISTING, about="One row per job.")
 @click.pass_obj
-def status_cmd(obj) -> None:
+def status_cmd(obj, fmt: str, out: str | None) -> None:
     """The current run of each job, and any run in progress."""
-    from scholargraph.graph.cli import render_rows
-
     with open_store(obj.settings, quiet=obj.quiet) as store:
         rows = store.run_history(limit=200)
     latest: dict[str, dict] = {}
@@ -100,18 +103,17 @@ def status_cmd(obj) -> None:
             if row["current"]:
                 latest[row["job"]] = row
     cols = ["job", "id", "status", "current", "startedAt", "finishedAt"]
-    click.echo(render_rows(cols, [[r[c] for c in cols] for r in latest.values()], "table"))
+    emit(Rows(cols, [[r[c] for c in cols] for r in latest.values()]), fmt, out)
 
 
 @jobs_group.command("history")
-@click.option("-n", "--limit", default=20, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table")
+@click.option("-n", "--limit", default=20, show_default=True,
+              help="Rows of the listing: the newest this many scoring runs.")
+@rows_output(formats=LISTING, about="One row per scoring run.")
 @click.pass_obj
-def history_cmd(obj, limit: int, fmt: str) -> None:
+def history_cmd(obj, limit: int, fmt: str, out: str | None) -> None:
     """Scoring runs, newest first."""
-    from scholargraph.graph.cli import render_rows
-
     with open_store(obj.settings, quiet=obj.quiet) as store:
         rows = store.run_history(limit=limit)
     cols = ["id", "job", "status", "current", "startedAt", "finishedAt", "counts", "error"]
-    click.echo(render_rows(cols, [[r[c] for c in cols] for r in rows], fmt))
+    emit(Rows(cols, [[r[c] for c in cols] for r in rows]), fmt, out)

@@ -1,4 +1,4 @@
-"""Ranking metrics: P@k soft/hard, Pre@k%, F1@k, Recall@k, MRR, weighted Kendall loss; TREC qrels/runs."""
+"""Ranking metrics: P@k soft/hard, Pre@k%, F1@k, Recall@k, MRR, weighted Kendall loss; TREC qrels."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-
-from scholargraph.graph.ids import output_id
 
 Qrels = Mapping[str, Mapping[str, int]]  # query id -> {doc id: relevance grade}
 Run = Mapping[str, Sequence[str]]  # query id -> ranked doc ids, best first
@@ -102,10 +100,3 @@ def read_qrels(path: str) -> dict[str, dict[str, int]]:
                 raise ValueError(f"{path}: not a qrels line: {line.strip()!r}")
             qrels.setdefault(qid, {})[doc] = grade
     return qrels
-
-
-def format_run_lines(qid: str, ranked: Sequence[tuple[str, float]], tag: str) -> list[str]:
-    """TREC run lines `qid Q0 doc rank score tag`."""
-    # Six whitespace-separated columns, whatever the ids.
-    return [f"{output_id(qid)} Q0 {output_id(doc)} {rank} {score:.6f} {tag}"
-            for rank, (doc, score) in enumerate(ranked, start=1)]

@@ -70,7 +70,7 @@ def status_cmd(obj) -> None:
 
 
 @neo4j_group.command("logs")
-@click.option("-n", "--lines", default=50, show_default=True)
+@click.option("-n", "--lines", default=50, show_default=True, help="Last lines of the server log to print.")
 @click.pass_obj
 def logs_cmd(obj, lines: int) -> None:
     """The last lines of the managed server's log."""

@@ -20,8 +20,10 @@ from scholargraph.synth.world import generate
               help="Dump format of the corpus; ids in the ground truth follow it.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Same seed and options give byte-identical files.")
-@click.option("--start-year", type=int, default=1990, show_default=True)
-@click.option("--end-year", type=int, default=2023, show_default=True)
+@click.option("--start-year", type=int, default=1990, show_default=True,
+              help="Year of the world's first papers (1800-2100).")
+@click.option("--end-year", type=int, default=2023, show_default=True,
+              help="Year of its last papers: at least 10 years after --start-year, at most next year.")
 @click.option("--topics", type=int, default=10, show_default=True, help="Research topics (2-50).")
 @click.option("--mean-refs", type=float, default=10.0, show_default=True, help="Mean references per paper.")
 @click.option("--cross-share", type=float, default=0.15, show_default=True,

@@ -61,11 +61,11 @@ def test_assignment_meets_every_constraint_and_is_written(graph):
     assert not [r for r in rows if r["name"] in authors[r["paper"]]]
     # Written once, read back through the query library.
     first = papers[0]
-    out = cli(env, "query", "assignment_of_paper", "-p", f"paperId=aminer:{first}", "--format", "json").stdout
+    out = cli(env, "query", "assignment_of_paper", "-p", f"paperId=aminer:{first}", "--format", "jsonl").stdout
     stored = [json.loads(line) for line in out.splitlines() if line.strip()]
     assert {s["reviewer"] for s in stored} == {r["reviewer"] for r in rows if r["paper"] == first}
     reviewer = stored[0]["reviewer"]
-    out = cli(env, "query", "load_of_reviewer", "-p", f"authorId={reviewer}", "--format", "json").stdout
+    out = cli(env, "query", "load_of_reviewer", "-p", f"authorId={reviewer}", "--format", "jsonl").stdout
     load = [json.loads(line) for line in out.splitlines() if line.strip()]
     assert 1 <= len(load) <= MAX_LOAD and {item["load"] for item in load} == {len(load)}
 

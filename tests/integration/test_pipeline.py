@@ -177,7 +177,7 @@ def test_every_library_query_returns_rows_on_the_demo_graph(demo):
     assert set(params) == {spec.name for spec in list_queries()}, "a library query without test parameters"
     for name, assignments in params.items():
         args = [a for kv in assignments for a in ("-p", kv)]
-        proc = cli(demo.env, "query", name, *args, "--format", "json")
+        proc = cli(demo.env, "query", name, *args, "--format", "jsonl")
         rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
         assert rows, f"library query {name} returned no rows"
 
@@ -204,7 +204,7 @@ def test_rising_stars_with_the_twenty_features_train_score_and_explain(demo, tmp
     meta = json.loads((home / "models" / "rising_stars" / "current.json").read_text())
     assert meta["features"] == 20 and meta["labels_self_citations"] is False
     out = tmp_path / "stars.tsv"
-    cli(env, "rising-stars", "score", "--no-write", "--out", str(out))
+    cli(env, "rising-stars", "score", "--no-write", "--format", "tsv", "--out", str(out))
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0] == "author_id\ttopic\tscore\trank" and len(lines) > 10
     top = lines[1].split("\t")[0]

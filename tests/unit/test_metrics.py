@@ -26,8 +26,7 @@ def test_pre_at_k_percent_and_kendall():
     assert m.weighted_kendall_loss(-truth, truth) == 1.0
 
 
-def test_qrels_and_run_lines(tmp_path):
+def test_qrels(tmp_path):
     path = tmp_path / "q"
     path.write_text("q1 0 d1 3\nq1 0 d2 0\nq2 d9\n")
     assert m.read_qrels(str(path)) == {"q1": {"d1": 3, "d2": 0}, "q2": {"d9": 1}}
-    assert m.format_run_lines("q1", [("d1", 0.9)], "reco") == ["q1 Q0 d1 1 0.900000 reco"]

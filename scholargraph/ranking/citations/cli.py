@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
 
 import click
 
+from scholargraph.cli_output import emit, rows_output, write_option
 from scholargraph.errors import UsageError
-from scholargraph.graph.cli import emit_lines, resolve_ids
+from scholargraph.graph.cli import resolve_ids
 from scholargraph.graph.features import make_current
 from scholargraph.graph.ids import IdResolver, output_id
 from scholargraph.graph.snapshot import GraphSnapshot
@@ -32,8 +32,9 @@ from scholargraph.ranking.citations.service import (
     text_only_recommender,
 )
 from scholargraph.ranking.citations.textonly import too_few_citations
-from scholargraph.ranking.metrics import format_run_lines, read_qrels
+from scholargraph.ranking.metrics import read_qrels
 from scholargraph.server.connect import open_store
+from scholargraph.tables import Rows, Trec, text_table
 
 
 @click.group("citations")
@@ -110,14 +111,15 @@ def _queries_from_options(queries: str | None, title: str | None, abstract: str 
 @citations_group.command("recommend")
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None,
               help="JSONL of drafts {id, title, abstract, year}.")
-@click.option("--title", default=None)
-@click.option("--abstract", default=None)
+@click.option("--title", default=None, help="One draft's title (with --abstract, or alone).")
+@click.option("--abstract", default=None, help="One draft's abstract (with --title, or alone).")
 @click.option("--text-file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A text file: first line the title, the rest the abstract.")
-@click.option("--k", default=20, show_default=True, type=click.IntRange(1, 1000))
-@click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "trec"]), default="table", show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False), default=None)
-@click.option("--write", is_flag=True, help="Store RECOMMENDED_CITATION edges for queries that are in-graph papers.")
+@click.option("--k", default=20, show_default=True, type=click.IntRange(1, 1000),
+              help="Results per query: the papers recommended for each draft.")
+@rows_output(formats=("table", "jsonl", "csv", "tsv", "trec"),
+             about="Rows: query, rank, paper_id, title, year, score, shared_terms (jsonl: the terms as a list).")
+@write_option("RECOMMENDED_CITATION edges for the queries that are in-graph papers")
 @click.pass_obj
 def recommend_cmd(obj, queries, title, abstract, text_file, k: int, fmt: str, out: str | None, write: bool) -> None:
     """What the draft(s) should cite, best first, with the key terms each shares with the draft."""
@@ -128,25 +130,24 @@ def recommend_cmd(obj, queries, title, abstract, text_file, k: int, fmt: str, ou
     if not ranker.startswith("citeomatic"):
         click.echo(f"no citation model: the text-only ranker {ranker} answers (`citations train` learns one "
                    "where the graph has citations)", err=True)
-    lines: list[str] = []
+    titles = snapshot.titles or [None] * snapshot.n_papers
+    columns = ["query", "rank", "paper_id", "title", "year", "score", "shared_terms"]
+    cells: list[list] = []
+    records: list[dict] = []
+    text: list[str] = []
     for q, recs in results:
-        if fmt == "trec":
-            lines += format_run_lines(output_id(q.id), [(output_id(snapshot.paper_ids[r.paper_index]), r.score)
-                                                        for r in recs], ranker)
-        elif fmt == "jsonl":
-            lines += [json.dumps({"query": output_id(q.id), "rank": rank, "ranker": ranker,
-                                  "paper_id": output_id(snapshot.paper_ids[r.paper_index]),
-                                  "title": (snapshot.titles or [None] * snapshot.n_papers)[r.paper_index],
-                                  "year": int(snapshot.paper_year[r.paper_index]), "score": round(r.score, 6),
-                                  "shared_terms": list(r.explanation)}, ensure_ascii=False)
-                      for rank, r in enumerate(recs, start=1)]
-        else:
-            lines.append(f"citations for {q.id} ({ranker}): {q.title or ''}"[:120])
-            for rank, r in enumerate(recs, start=1):
-                t = ((snapshot.titles or [None] * snapshot.n_papers)[r.paper_index] or "")[:60]
-                lines.append(f"{rank:>3}. {t:<60} {int(snapshot.paper_year[r.paper_index]):>5} {r.score:7.3f}  "
-                             f"{', '.join(r.explanation)}")
-    emit_lines(lines, out, note)
+        text.append(f"citations for {q.id} ({ranker}): {q.title or ''}"[:120])
+        for rank, r in enumerate(recs, start=1):
+            paper, year = output_id(snapshot.paper_ids[r.paper_index]), int(snapshot.paper_year[r.paper_index])
+            cells.append([output_id(q.id), rank, paper, titles[r.paper_index] or "", year, f"{r.score:.6f}",
+                          "; ".join(r.explanation)])
+            records.append({"query": output_id(q.id), "rank": rank, "ranker": ranker, "paper_id": paper,
+                            "title": titles[r.paper_index], "year": year, "score": round(r.score, 6),
+                            "shared_terms": list(r.explanation)})
+            text.append(f"{rank:>3}. {(titles[r.paper_index] or '')[:60]:<60} {year:>5} {r.score:7.3f}  "
+                        f"{', '.join(r.explanation)}")
+    emit(Rows(columns, cells, records=records, trec=Trec("query", "paper_id", "score", ranker, rank="rank"), text=text),
+         fmt, out, note=note)
 
 
 def resolve_judgments(snapshot: GraphSnapshot, store_lookup, queries: list[Query],
@@ -173,19 +174,19 @@ def resolve_judgments(snapshot: GraphSnapshot, store_lookup, queries: list[Query
 
 
 def format_results(results: dict) -> str:
+    """The evaluation table: one row per system, its metrics in fixed-width columns."""
     systems = list(results)
     metrics = [m for m in ("f1@20", "mrr", "recall@20", "recall@100", "ms_per_query", "queries")
                if m in results[systems[0]]]
-    head = f"{'system':<18}" + "".join(f"{m:>13}" for m in metrics)
-    rows = [head, "-" * len(head)]
-    for s in systems:
-        rows.append(f"{s:<18}" + "".join(f"{results[s][m]:>13.4f}" for m in metrics))
-    return "\n".join(rows)
+    return text_table(["system", *metrics], [[s, *(f"{results[s][m]:.4f}" for m in metrics)] for s in systems],
+                      widths=[18, *[13] * len(metrics)], sep="", rule="full")
 
 
 @citations_group.command("evaluate")
-@click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None)
-@click.option("--qrels", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="JSONL of drafts {id, title, abstract, year} (with --qrels).")
+@click.option("--qrels", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The papers each draft should cite: `qid 0 paper_id grade` or `qid paper_id` lines.")
 @click.option("--time-split", "time_split", type=int, default=None,
               help="Papers after YEAR are the queries, their in-corpus references the gold; trains as of YEAR.")
 @click.option("--max-queries", type=int, default=500, show_default=True, help="Sample of time-split queries.")

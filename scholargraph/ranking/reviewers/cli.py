@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import time
 
 import click
 
+from scholargraph.cli_output import emit, rows_output, write_option
 from scholargraph.errors import UsageError
-from scholargraph.graph.cli import emit_lines
 from scholargraph.graph.ids import output_id
-from scholargraph.ranking.metrics import format_run_lines
 from scholargraph.ranking.reviewers import service
 from scholargraph.server.connect import open_store
+from scholargraph.tables import Rows, Trec
 
 
 def _num(value: float | None) -> str:
@@ -23,15 +20,6 @@ def _num(value: float | None) -> str:
 
 def _warn(message: str) -> None:
     click.echo(f"scholargraph: {message}", err=True)
-
-
-def _row(fmt: str, cells: list) -> str:
-    """One TSV or CSV line (CSV quoted where a cell needs it; a name may hold a comma)."""
-    if fmt == "tsv":
-        return "\t".join(" ".join(str(c).split()) for c in cells)
-    out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow(cells)
-    return out.getvalue()
 
 
 @click.group("reviewers")
@@ -44,7 +32,8 @@ def reviewers_group() -> None:
               help="Reviewer pool: authors with at least this many papers.")
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Submissions JSONL with graded judgments (--qrels) to train on besides the graph.")
-@click.option("--qrels", type=click.Path(exists=True, dir_okay=False), default=None)
+@click.option("--qrels", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Graded judgments of --queries: `query 0 reviewer grade` lines (grades 0-3).")
 @click.option("--training-queries", default=600, show_default=True, type=click.IntRange(10, 100_000),
               help="Self-supervised training queries (hidden papers); fewer train faster.")
 @click.option("--steps", default=300, show_default=True, type=click.IntRange(10, 100_000),
@@ -75,12 +64,12 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None, trai
 @click.option("--candidates", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Rank only these candidates per query (qrels `qid 0 cand rel` or `qid cand`; author ids "
                    "qualified or bare).")
-@click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000))
-@click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "trec", "tsv", "csv"]), default="table",
-              show_default=True, help="trec, tsv and csv print ids as they were given (a bare id stays bare); "
-                                      "jsonl prints node ids, and the given form beside them.")
-@click.option("--out", type=click.Path(dir_okay=False), default=None)
-@click.option("--write", is_flag=True, help="Store SUGGESTED_REVIEWER edges for in-graph papers.")
+@click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000),
+              help="Results per query: the reviewers suggested for each submission.")
+@rows_output(about="Rows: query, rank, reviewer_id, name, score, main, compensation, gate, reliability, "
+                   "no_history. trec, tsv and csv print ids as they were given (a bare id stays bare); jsonl prints "
+                   "node ids, the given form beside them, and each suggestion's evidence papers.")
+@write_option("SUGGESTED_REVIEWER edges for the submissions that are in-graph papers")
 @click.option("--no-coi", is_flag=True, help="Do not exclude the authors and their recent co-authors.")
 @click.option("--picture", type=click.Path(dir_okay=False), default=None,
               help="Draw the first submission's top suggestion as a PNG: the submission, the reviewer's evidence "
@@ -101,38 +90,34 @@ def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, no
         # and never with whitespace in an id (TREC, TSV and CSV tools split on it).
         return output_id(forms[kind].get(node_id, node_id))
 
-    lines: list[str] = []
-    if fmt in ("tsv", "csv"):
-        lines.append(_row(fmt, ["query", "rank", "reviewer_id", "name", "score", "main", "compensation", "gate",
-                                "reliability", "no_history"]))
+    columns = ["query", "rank", "reviewer_id", "name", "score", "main", "compensation", "gate", "reliability",
+               "no_history"]
+    cells: list[list] = []
+    records: list[dict] = []
+    text: list[str] = []
     for q, sugg in results:
-        if fmt == "trec":
-            lines += format_run_lines(given("paper", q.id), [(given("author", s.reviewer_id), s.score) for s in sugg],
-                                      "reco-rank")
-        elif fmt in ("tsv", "csv"):
-            lines += [_row(fmt, [given("paper", q.id), s.rank, given("author", s.reviewer_id), s.name or "",
-                                 f"{s.score:.6f}", f"{s.main:.6f}", f"{s.compensation:.6f}", f"{s.gate:.4f}",
-                                 f"{s.reliability:.4f}", str(s.no_history).lower()]) for s in sugg]
-        elif fmt == "jsonl":
-            for s in sugg:
-                row = {"query": output_id(q.id), **s.to_dict(), "reviewer_id": output_id(s.reviewer_id)}
-                if q.id in forms["paper"]:
-                    row["given_query"] = forms["paper"][q.id]
-                if s.reviewer_id in forms["author"]:
-                    row["given_id"] = forms["author"][s.reviewer_id]
-                lines.append(json.dumps(row, default=str, ensure_ascii=False))
-        else:
-            lines.append(f"reviewers for {q.id}: {q.title}"[:120])
-            for s in sugg:
-                flag = " (no history)" if s.no_history else ""
-                lines.append(f"{s.rank:>3}. {(s.name or s.reviewer_id)[:28]:<28} score {s.score:6.3f} = main "
-                             f"{s.main:6.3f} + compensation {s.compensation:6.3f} "
-                             f"(gate {s.gate:.2f}, reliability {s.reliability:.2f}){flag}")
-                for p in s.papers[:3]:
-                    lines.append(f"       {(p.title or p.paper_id)[:50]:<50} {p.year or '':>5}  "
-                                 f"semantic {_num(p.semantic)}  topic {_num(p.topic)}  citation {_num(p.citation)}"
-                                 + ("  (cited by the submission)" if p.direct_link else ""))
-    emit_lines(lines, out, note)
+        cells += [[given("paper", q.id), s.rank, given("author", s.reviewer_id), s.name or "", f"{s.score:.6f}",
+                   f"{s.main:.6f}", f"{s.compensation:.6f}", f"{s.gate:.4f}", f"{s.reliability:.4f}",
+                   str(s.no_history).lower()] for s in sugg]
+        for s in sugg:
+            row = {"query": output_id(q.id), **s.to_dict(), "reviewer_id": output_id(s.reviewer_id)}
+            if q.id in forms["paper"]:
+                row["given_query"] = forms["paper"][q.id]
+            if s.reviewer_id in forms["author"]:
+                row["given_id"] = forms["author"][s.reviewer_id]
+            records.append(row)
+        text.append(f"reviewers for {q.id}: {q.title}"[:120])
+        for s in sugg:
+            flag = " (no history)" if s.no_history else ""
+            text.append(f"{s.rank:>3}. {(s.name or s.reviewer_id)[:28]:<28} score {s.score:6.3f} = main "
+                        f"{s.main:6.3f} + compensation {s.compensation:6.3f} "
+                        f"(gate {s.gate:.2f}, reliability {s.reliability:.2f}){flag}")
+            for p in s.papers[:3]:
+                text.append(f"       {(p.title or p.paper_id)[:50]:<50} {p.year or '':>5}  "
+                            f"semantic {_num(p.semantic)}  topic {_num(p.topic)}  citation {_num(p.citation)}"
+                            + ("  (cited by the submission)" if p.direct_link else ""))
+    emit(Rows(columns, cells, records=records, trec=Trec("query", "reviewer_id", "score", "reco-rank", rank="rank"),
+              text=text), fmt, out, note=note)
 
 
 @reviewers_group.command("evaluate")
@@ -226,10 +211,9 @@ DEFAULT_TIME_LIMIT = 300.0  # seconds for the integer programs: maxmin at a thou
 @click.option("--time-limit", type=float, default=None,
               help="Seconds the integer programs (milp, maxmin) may take; default 300. maxmin then keeps the best "
                    "it found, never less fair than the min-cost flow.")
-@click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "csv", "tsv", "trec"]), default="table",
-              show_default=True, help="Rows: paper, reviewer, affinity, the reviewer's rank for the paper, evidence.")
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the rows to this file.")
-@click.option("--write", is_flag=True, help="Store the assignment as ASSIGNED_TO edges (a scoring run).")
+@rows_output(about="Rows: paper, reviewer, name, affinity, rank (the reviewer's rank for the paper), forced, "
+                   "evidence; the summary follows a table on stdout, else goes to stderr.")
+@write_option("the assignment as ASSIGNED_TO edges")
 @click.pass_obj
 def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min_load, loads, coi_years, no_coi,
                forbid, force, senior, attributes, requirements, candidates_per_paper, method, max_prob, seed,
@@ -256,30 +240,18 @@ def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min
         return output_id(outcome.forms[kind].get(node_id, node_id))
 
     rows = outcome.rows()
-    tag = f"assign-{outcome.assignment.method}"
-    lines: list[str] = []
-    if fmt in ("tsv", "csv"):
-        lines.append(_row(fmt, ["paper", "reviewer", "name", "affinity", "rank", "forced", "evidence"]))
-        lines += [_row(fmt, [given("paper", r["paper"]), given("author", r["reviewer"]), r["name"],
-                             f"{r['affinity']:.6f}", r["rank"], str(r["forced"]).lower(), r["evidence"]])
-                  for r in rows]
-    elif fmt == "jsonl":
-        lines += [json.dumps({**r, "paper": given("paper", r["paper"]), "reviewer": given("author", r["reviewer"])},
-                             ensure_ascii=False) for r in rows]
-    elif fmt == "trec":
-        by_paper: dict[str, list[tuple[str, float]]] = {}
-        for r in rows:
-            by_paper.setdefault(r["paper"], []).append((given("author", r["reviewer"]), r["affinity"]))
-        for paper, ranked in by_paper.items():
-            lines += format_run_lines(given("paper", paper), ranked, tag)
-    else:
-        current = None
-        for r in rows:
-            if r["paper"] != current:
-                current = r["paper"]
-                lines.append(f"{given('paper', current)}: {r['title']}"[:120])
-            lines.append(f"   {(r['name'] or r['reviewer'])[:28]:<28} affinity {r['affinity']:6.3f}  rank "
-                         f"{r['rank'] or '-':>3}{'  forced' if r['forced'] else ''}  {r['evidence'][:70]}")
+    columns = ["paper", "reviewer", "name", "affinity", "rank", "forced", "evidence"]
+    cells = [[given("paper", r["paper"]), given("author", r["reviewer"]), r["name"], f"{r['affinity']:.6f}",
+              r["rank"], str(r["forced"]).lower(), r["evidence"]] for r in rows]
+    records = [{**r, "paper": given("paper", r["paper"]), "reviewer": given("author", r["reviewer"])} for r in rows]
+    text: list[str] = []
+    current = None
+    for r in rows:
+        if r["paper"] != current:
+            current = r["paper"]
+            text.append(f"{given('paper', current)}: {r['title']}"[:120])
+        text.append(f"   {(r['name'] or r['reviewer'])[:28]:<28} affinity {r['affinity']:6.3f}  rank "
+                    f"{r['rank'] or '-':>3}{'  forced' if r['forced'] else ''}  {r['evidence'][:70]}")
     summary = [f"submissions {len(outcome.problem.papers):,}, reviewers {len(outcome.problem.reviewers):,}, "
                f"candidate pairs {len(outcome.problem.affinity):,} (conflicts ruled out "
                f"{int(outcome.table.conflicts.sum()):,})"]
@@ -289,8 +261,5 @@ def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min
     summary += outcome.table.notes
     summary += solver.format_summary(solver.summarize(outcome.assignment))
     summary += solver.compare_lines([solver.summarize(outcome.assignment), solver.summarize(outcome.baseline)])
-    if fmt == "table" and not out:
-        lines += [""] + summary
-        emit_lines(lines, out, note)
-    else:
-        emit_lines(lines, out, "\n".join(summary + ([note] if note else [])))
+    trec = Trec("paper", "reviewer", "affinity", f"assign-{outcome.assignment.method}")
+    emit(Rows(columns, cells, records=records, trec=trec, text=text), fmt, out, summary=summary, note=note)

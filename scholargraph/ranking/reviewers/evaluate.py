@@ -19,6 +19,7 @@ from scholargraph.ranking.reviewers.evidence import EvidenceIndex, reviewer_prof
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool, read_candidates
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.ranking.reviewers.training import TrainingQuery, judged_queries, self_supervised_queries
+from scholargraph.tables import text_table
 
 # score(query, pool rows) -> one score per row, higher is better
 Ranker = Callable[[Query, np.ndarray], np.ndarray]
@@ -443,15 +444,16 @@ def heldout_experiment(index: EvidenceIndex, test_year: int, *, n_queries: int =
 
 def format_table(results: Mapping[str, Mapping[str, float]], title: str = "", info: Mapping | None = None) -> str:
     """A fixed-width text table: Soft/Hard P@5/P@10 (and std over seeds where there are several)."""
-    head = f"{'ranker':<26} {'Soft P@5':>9} {'Soft P@10':>10} {'Hard P@5':>9} {'Hard P@10':>10} {'Hard MRR':>9}"
-    lines = [title, head, "-" * len(head)] if title else [head, "-" * len(head)]
-    for name, m in results.items():
-        cells = []
-        for k, w in (("soft_p5", 9), ("soft_p10", 10), ("hard_p5", 9), ("hard_p10", 10), ("hard_mrr", 9)):
-            v = m.get(k, math.nan)
-            sd = m.get(f"{k}_std")
-            cells.append(f"{v:.3f}±{sd:.2f}".rjust(w) if sd is not None else f"{v:.3f}".rjust(w))
-        lines.append(f"{name:<26} " + " ".join(cells))
+    keys = ("soft_p5", "soft_p10", "hard_p5", "hard_p10", "hard_mrr")
+
+    def cell(m: Mapping[str, float], k: str) -> str:
+        sd = m.get(f"{k}_std")
+        return f"{m.get(k, math.nan):.3f}" + (f"±{sd:.2f}" if sd is not None else "")
+
+    table = text_table(["ranker", "Soft P@5", "Soft P@10", "Hard P@5", "Hard P@10", "Hard MRR"],
+                       [[name, *(cell(m, k) for k in keys)] for name, m in results.items()],
+                       widths=[26, 9, 10, 9, 10, 9], sep=" ", rule="full")
+    lines = [title, table] if title else [table]
     if info:
         lines.append("  " + ", ".join(f"{k}={v}" for k, v in info.items()))
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from scholargraph.ranking.reviewers.evaluate import EmbeddingRanker, Ranker, cof
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
+from scholargraph.tables import text_table
 
 # (query, pool row of the reviewer) -> affinity
 PairScorer = Callable[[Query, int], float]
@@ -196,10 +197,9 @@ def expertise_experiment(index: EvidenceIndex, judgments: ExpertiseJudgments, mo
 
 def format_expertise_table(results: Mapping[str, ExpertiseResult], judgments: ExpertiseJudgments,
                            title: str = "expertise (weighted Kendall loss, lower is better; 0.5 = random)") -> str:
-    head = f"{'ranker':<34} {'loss':>7} {'95% bootstrap interval':>24}"
-    lines = [title, head, "-" * len(head)]
-    for name, r in results.items():
-        lines.append(f"{name:<34} {r.loss:7.3f} {f'[{r.low:.3f}, {r.high:.3f}]':>24}")
+    lines = [title, text_table(["ranker", "loss", "95% bootstrap interval"],
+                               [[name, f"{r.loss:.3f}", f"[{r.low:.3f}, {r.high:.3f}]"] for name, r in results.items()],
+                               widths=[34, 7, 24], sep=" ", rule="full")]
     lines.append(f"  reviewers={len(judgments.ratings)}, ratings={judgments.n_ratings()}, "
                  f"skipped reviewers={judgments.skipped.get('reviewers', 0)}, "
                  f"skipped ratings={judgments.skipped.get('ratings', 0)}")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import click
 
+from scholargraph.cli_output import emit, rows_output, write_option
+from scholargraph.graph.ids import output_id
 from scholargraph.ranking.rising_stars import service
 from scholargraph.ranking.rising_stars.iirl import ALL
 from scholargraph.server.connect import open_store
+from scholargraph.tables import Rows, Trec
 
 FEATURES_OPTION = click.option(
     "--features", "n_features", type=click.Choice(["18", "20"]), default="18", show_default=True,
@@ -39,22 +42,31 @@ def train_cmd(obj, as_of: int, horizon: int, window: int, n_features: str, self_
 
 @rising_stars_group.command("score")
 @click.option("--as-of", "as_of", type=int, default=None, help="T (default: the latest year in the graph).")
-@click.option("--out", type=click.Path(dir_okay=False), default=None,
-              help="Also write TSV author_id, topic, score, rank (topic 'all' is the overall ranking).")
-@click.option("--write/--no-write", default=True, show_default=True, help="Store the scores in the graph.")
+@rows_output(about="Rows: author_id, topic, score, rank; topic 'all' (the overall ranking) first, then each "
+                   "topic's ranking (trec: the topic is the query).")
+@write_option("RISING_STAR_IN edges and Author.risingStarScore/risingStarRank")
 @click.pass_obj
-def score_cmd(obj, as_of: int | None, out: str | None, write: bool) -> None:
-    """Predict the rising stars as of T and store RISING_STAR_IN edges and Author.risingStarScore/Rank."""
+def score_cmd(obj, as_of: int | None, fmt: str, out: str | None, write: bool) -> None:
+    """Predict the rising stars as of T: each young researcher's score and rank, overall and per topic (and with
+    --write, stored in the graph)."""
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        click.echo(service.score(store, obj.settings.models_dir, as_of, quiet=obj.quiet, write=write, out=out))
+        scored = service.score(store, obj.settings.models_dir, as_of, quiet=obj.quiet, write=write)
+    columns = ["author_id", "topic", "score", "rank"]
+    ranked = [(output_id(author), topic, value, rank) for author, topic, value, rank in scored.rankings]
+    emit(Rows(columns, [[a, t, f"{v:.6f}", r] for a, t, v, r in ranked],
+              records=[dict(zip(columns, (a, t, round(v, 6), r))) for a, t, v, r in ranked],
+              trec=Trec("topic", "author_id", "score", "iirl")), fmt, out, summary=[scored.summary])
 
 
 @rising_stars_group.command("evaluate")
-@click.option("--as-of", "as_of", type=int, required=True)
-@click.option("--horizon", type=click.IntRange(1, 50), default=3, show_default=True)
-@click.option("--window", type=click.IntRange(1, 50), default=5, show_default=True)
+@click.option("--as-of", "as_of", type=int, required=True, help="T: features from papers up to this year.")
+@click.option("--horizon", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="D: labels are the citation increments in (T, T + D], in years.")
+@click.option("--window", type=click.IntRange(1, 50), default=5, show_default=True,
+              help="Young: first first-author paper within this many years up to T.")
 @click.option("--k", "ks", default="5,10,20", show_default=True, help="Pre@k% cut-offs, in percent.")
-@click.option("--topics", "num_topics", type=click.IntRange(2, 100), default=10, show_default=True)
+@click.option("--topics", "num_topics", type=click.IntRange(2, 100), default=10, show_default=True,
+              help="LDA topics refitted on the papers up to T (the per-topic tasks).")
 @click.option("--repeats", type=click.IntRange(1, 20), default=3, show_default=True, help="Random splits.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="PNG of Pre@k% versus k.")
 @FEATURES_OPTION

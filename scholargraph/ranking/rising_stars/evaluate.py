@@ -18,6 +18,7 @@ from scholargraph.ranking.rising_stars.baselines import (
 )
 from scholargraph.ranking.rising_stars.features import EXTENDED_FEATURE_GROUPS, RisingStarData, feature_indices
 from scholargraph.ranking.rising_stars.iirl import ALL, IIRL
+from scholargraph.tables import text_table
 
 DEFAULT_KS = (5, 10, 20)
 CURVE_KS = (1, 2, 5, 10, 15, 20, 25, 30)
@@ -383,13 +384,6 @@ def plot_curve(results: Mapping, path: str) -> str:
     return str(path)
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
-    line = lambda cells: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
-                                   for i, (c, w) in enumerate(zip(cells, widths)))
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
-
-
 def format_report(results: Mapping) -> str:
     """The evaluation as plain-text tables (the CLI prints this)."""
     s, ks = results["setup"], results["ks"]
@@ -405,27 +399,27 @@ def format_report(results: Mapping) -> str:
         rows.append([name, *(f"{r['mean'][k]:.3f}" + (f"±{sd[k]:.3f}" if s["repeats"] > 1 else "") for k in ks),
                      *(f"{r['pooled'][k]:.3f}" for k in ks), f"{r['train_seconds']:.1f}"])
     out += ["", "Mean over topics | pooled (all test authors)",
-            _table(["method", *pk, *(f"pooled {p}" for p in pk), "fit s"], rows)]
+            text_table(["method", *pk, *(f"pooled {p}" for p in pk), "fit s"], rows)]
     base = {n: main[n]["mean"] for n in main}
     if "IIRL" in base:
         margins = [[n, *(f"{base['IIRL'][k] - base[n][k]:+.3f}" for k in ks)] for n in base if n != "IIRL"]
-        out += ["", "IIRL minus each method (mean over topics)", _table(["vs", *pk], margins)]
+        out += ["", "IIRL minus each method (mean over topics)", text_table(["vs", *pk], margins)]
     tasks = [t for t in s["tasks"]]
     if len(tasks) > 1:
         k = 10 if 10 in ks else ks[0]
         rows = [[t, f"{s['task_sizes'][t][0]}/{s['task_sizes'][t][1]}",
                  *(f"{main[n]['per_topic'].get(t, {}).get(k, float('nan')):.3f}" for n in main)] for t in tasks]
-        out += ["", f"Pre@{k}% per topic", _table(["topic", "train/test", *main], rows)]
+        out += ["", f"Pre@{k}% per topic", text_table(["topic", "train/test", *main], rows)]
     if "ablation" in results:
         rows = [[label, *(f"{v[k]:.3f}" for k in ks)] for label, v in results["ablation"].items()]
-        out += ["", "IIRL feature-group ablation (mean over topics)", _table(["features", *pk], rows)]
+        out += ["", "IIRL feature-group ablation (mean over topics)", text_table(["features", *pk], rows)]
     if "transfer" in results:
         tr = results["transfer"]
         topics_ = list(tr["matrix"])
         rows = [[a, *(f"{tr['matrix'][a].get(b, float('nan')):.2f}" for b in topics_)] for a in topics_]
         out += ["", f"Cross-topic transfer, Pre@{tr['k']}% (row: topic trained on, column: topic tested on); "
                 f"in-topic mean {tr['in_topic_mean']:.3f}, cross-topic mean {tr['cross_topic_mean']:.3f}",
-                _table(["train\\test", *topics_], rows)]
+                text_table(["train\\test", *topics_], rows)]
     if "weights_all" in results:
         w = sorted(results["weights_all"].items(), key=lambda kv: -abs(kv[1]))
         out += ["", "IIRL-all ω (standardised features), largest first: "
@@ -456,13 +450,13 @@ def format_forward_report(results: Mapping) -> str:
     rows += [[f"({name})", *(f"{r['overall'][k]:.3f}" for k in ks), *(f"{r['topics'][k]:.3f}" for k in ks)]
              for name, r in results["main"].items() if name in refs]
     out += ["", "Overall (all test authors ranked at once) | mean over topics; (references) are ceilings, not methods",
-            _table(["method", *(f"overall {p}" for p in pk), *(f"topics {p}" for p in pk)], rows)]
+            text_table(["method", *(f"overall {p}" for p in pk), *(f"topics {p}" for p in pk)], rows)]
     main = results["main"]
     if "IIRL" in main:
         margins = [[n, *(f"{main['IIRL']['overall'][k] - main[n]['overall'][k]:+.3f}" for k in ks),
                     *(f"{main['IIRL']['topics'][k] - main[n]['topics'][k]:+.3f}" for k in ks)]
                    for n in main if n != "IIRL" and n not in refs]
-        out += ["", "IIRL minus each method", _table(["vs", *(f"overall {p}" for p in pk),
+        out += ["", "IIRL minus each method", text_table(["vs", *(f"overall {p}" for p in pk),
                                                       *(f"topics {p}" for p in pk)], margins)]
     if "bootstrap" in results:
         b = results["bootstrap"]
@@ -472,10 +466,10 @@ def format_forward_report(results: Mapping) -> str:
     k = 10 if 10 in ks else ks[0]
     rows = [[t, f"{s['task_sizes'][t][0]}/{s['task_sizes'][t][1]}",
              *(f"{main[n]['per_topic'][t][k]:.3f}" for n in main)] for t in s["tasks"]]
-    out += ["", f"Pre@{k}% per topic", _table(["topic", "train/test", *main], rows)]
+    out += ["", f"Pre@{k}% per topic", text_table(["topic", "train/test", *main], rows)]
     if "ablation" in results:
         rows = [[label, *(f"{v['overall'][k]:.3f}" for k in ks), *(f"{v['topics'][k]:.3f}" for k in ks)]
                 for label, v in results["ablation"].items()]
         out += ["", f"IIRL feature-group ablation (seed {s['seeds'][0]})",
-                _table(["features", *(f"overall {p}" for p in pk), *(f"topics {p}" for p in pk)], rows)]
+                text_table(["features", *(f"overall {p}" for p in pk), *(f"topics {p}" for p in pk)], rows)]
     return "\n".join(out)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from scholargraph.tables import text_table
+
 from .problem import LISTED, Assignment
 
 QUANTILES = {"min": 0.0, "p10": 0.1, "p25": 0.25, "median": 0.5, "p75": 0.75, "p90": 0.9, "max": 1.0}
@@ -83,6 +85,4 @@ def compare_lines(summaries: list[dict]) -> list[str]:
                     + [f"{s['requirements'][n]['fraction']:.1%}" if n in s["requirements"] else "-"
                        for n in requirement_names]
                     + [f"{s['solve_seconds']:.2f}"])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    return ["  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-            for row in rows]
+    return text_table(rows[0], rows[1:], left=2, rule=None).split("\n")

@@ -1,0 +1,61 @@
+"""The one CLI output dialect: `--format`/`--out` on every command that prints rows, and where each part goes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import click
+
+from scholargraph.tables import FORMATS, Rows, render
+
+FORMAT_HELP = {
+    "table": "table: aligned text for a terminal",
+    "jsonl": "jsonl: one JSON object per line",
+    "csv": "csv: a header line, cells quoted where needed",
+    "tsv": "tsv: a header line, tab-separated",
+    "trec": "trec: a TREC run `qid Q0 doc rank score tag`",
+}
+
+
+
+def rows_output(formats: Sequence[str] = FORMATS, default: str = "table", about: str = "") -> Callable:
+    """Adds `--format` (the given subset of FORMATS) and `--out FILE` to a command; `about` adds to --format's help
+    what this command's rows hold."""
+    unknown = set(formats) - set(FORMATS)
+    if unknown or default not in formats:
+        raise ValueError(f"formats {formats} (default {default}) outside {FORMATS}")
+    help_text = "; ".join(FORMAT_HELP[f] for f in formats) + "." + (f" {about}" if about else "")
+
+    def decorate(command: Callable) -> Callable:
+        command = click.option("--out", type=click.Path(dir_okay=False), default=None,
+                               help="Write the rows to this file instead of stdout.")(command)
+        return click.option("--format", "fmt", type=click.Choice(list(formats)), default=default, show_default=True,
+                            help=help_text)(command)
+
+    return decorate
+
+
+def write_option(what: str) -> Callable:
+    """`--write/--no-write`, the same rule everywhere: off unless asked (`jobs run` always writes)."""
+    return click.option("--write/--no-write", default=False, show_default=True,
+                        help=f"Store {what} in the graph as a scoring run (the previous run stays current until this "
+                             "one completes). `jobs run` always writes.")
+
+
+def emit(rows: Rows, fmt: str, out: str | None, summary: Sequence[str] = (), note: str = "") -> None:
+    """The rows to `--out` or stdout. A summary follows a table on stdout, and goes to stderr beside machine-readable
+    rows or a file; a side note (what was written to the graph) always goes to stderr."""
+    text = render(rows, fmt)
+    on_terminal = fmt == "table" and not out
+    if on_terminal and summary:
+        text = "\n".join([*([text] if text else []), "", *summary])
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    else:
+        click.echo(text)
+    aside = [] if on_terminal else list(summary)
+    if note:
+        aside.append(note)
+    if aside:
+        click.echo("\n".join(aside), err=True)
