@@ -9,13 +9,13 @@ from pathlib import Path
 
 from scholargraph.errors import NotFitted
 from scholargraph.graph.encoders import EncoderUnavailable, MiniLMEncoder
+from scholargraph.graph.features import load_current_models
 from scholargraph.graph.ids import IdResolver
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.vectors import stored_text_vectors
 from scholargraph.ranking.citations.recommender import CitationRecommender, Query
 from scholargraph.ranking.citations.textonly import TextOnlyRecommender
-from scholargraph.ranking.graph_models import load_graph_models
 from scholargraph.registry import ModelRegistry
 
 MODEL_SUBDIR = "citations"
@@ -47,7 +47,9 @@ def pretrained_encoder(models_dir: Path):
     """The graph's current text encoder when it is a pretrained one (its vectors mean the same for any
     corpus, so they are worth fusing with BM25); None otherwise."""
     try:
-        encoder = load_graph_models(models_dir)[1]
+        # Not through ranking.graph_models (it imports this package): the Citeomatic encoder is registered
+        # here already, by the recommender's import of it.
+        encoder = load_current_models(models_dir)[1]
     except (NotFitted, EncoderUnavailable):  # saved by another install, or its package is missing
         return None
     return encoder if isinstance(encoder, MiniLMEncoder) else None
