@@ -231,9 +231,12 @@ class IdResolver:
         def usable(nodes: Sequence[str]) -> list[str]:
             return sorted({n for n in nodes if known is None or n in known})
 
+        lookup = self._lookup
+        assert lookup is not None, "resolve asks the store only when it has a lookup"
+
         def settle(given: list[str], forms) -> list[str]:
             """Ask the store for these forms of each id; return the ids that named no node."""
-            found = self._lookup(kind, {g: forms(g, kind) for g in given})
+            found = lookup(kind, {g: forms(g, kind) for g in given})
             unnamed = []
             for g in given:
                 nodes = usable(found.get(g, ()))

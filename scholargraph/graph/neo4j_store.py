@@ -254,7 +254,8 @@ class Neo4jStore:
         folded = 0
         while rows:
             seen: set[str] = set()
-            now, later = [], []
+            now: list[dict] = []
+            later: list[dict] = []
             for row in rows:
                 (later if row["new"] in seen else now).append(row)
                 seen.add(row["new"])

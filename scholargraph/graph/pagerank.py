@@ -133,6 +133,7 @@ def pagerank_networkx_python(adjacency, damping: float = 0.85, max_iter: int = 1
     pers = None
     if personalization is not None:
         vec = _as_vector(personalization, n, "personalization")
+        assert vec is not None, "a given personalization is a vector"
         pers = {i: float(v) for i, v in enumerate(vec)}
     # Unweighted graphs were built with unit weights, so "weight" is right either way.
     scores = _pagerank_python(g, alpha=damping, personalization=pers, max_iter=max_iter, tol=tol, weight="weight")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 # kind -> (colour, marker, size) of nodes, and (colour, style) of edges
 NODE_STYLE: dict[str, tuple[str, str, float]] = {
@@ -21,7 +22,8 @@ NODE_STYLE: dict[str, tuple[str, str, float]] = {
     "rising star": ("#d62728", "*", 1100.0),
     "co-author": ("#7fb3d5", "o", 420.0),
 }
-EDGE_STYLE: dict[str, tuple[str, str]] = {
+LineStyle = Literal["solid", "dashed", "dotted"]
+EDGE_STYLE: dict[str, tuple[str, LineStyle]] = {
     "authored": ("#1f77b4", "solid"),
     "semantic": ("#7f8c8d", "dashed"),
     "has topic": ("#27ae60", "dotted"),

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import numpy as np
+
 from scholargraph.errors import StoreUnavailable
 from scholargraph.graph.store import GraphStore
 
@@ -47,7 +49,7 @@ class ScoringRun:
         self.store.record_run(self.run_id, {"heartbeat_at": datetime.now(UTC)})
 
     def publish(self, rows: Iterable[dict], counts: dict | None = None, node_label: str | None = None,
-                node_ids: Sequence[str] = (), node_props: dict[str, Sequence] | None = None,
+                node_ids: Sequence[str] = (), node_props: dict[str, Sequence | np.ndarray] | None = None,
                 extra: dict | None = None, rescored: Sequence[str] | None = None) -> int:
         """Write this run's score edges, switch it in, then drop older runs' edges and set node scores.
         An incremental run gives `rescored`, the papers it scored: the current run's edges of every other

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -220,7 +221,7 @@ class GraphSnapshot:
             return key == semantic_encoder and (not has_text or digest == text_digest(self.text(i)))
 
         def array(col: int, keep=lambda row: True) -> np.ndarray | None:
-            rows = [(row[0], row[col]) for row in found if row[col] is not None and keep(row)]
+            rows = [(row[0], cast(list, row[col])) for row in found if row[col] is not None and keep(row)]
             if not rows:
                 return None
             out = np.zeros((self.n_papers, len(rows[0][1])), dtype=np.float32)

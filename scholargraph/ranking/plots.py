@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 
@@ -17,7 +18,9 @@ def grouped_bars(panels: Sequence[tuple[str, Mapping[str, Mapping[str, float]]]]
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(len(panels), 1, figsize=(13, 3.8 * len(panels)), squeeze=False)
-    colors = plt.get_cmap("tab20").colors
+    from matplotlib.colors import ListedColormap
+
+    colors = cast(Sequence, cast(ListedColormap, plt.get_cmap("tab20")).colors)  # tab20: a list of 20 colours
     for ax, (title, results) in zip(axes[:, 0], panels):
         names = list(results)
         x = np.arange(len(metrics))

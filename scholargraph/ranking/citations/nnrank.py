@@ -43,6 +43,9 @@ class _Ranker(nn.Module):
     """Own title and abstract word vectors (cosines per field), plus fixed features, through two ELU layers
     and a sigmoid."""
 
+    mean: torch.Tensor  # buffers (register_buffer), typed for the type checker
+    std: torch.Tensor
+
     def __init__(self, n_words: int, dim: int, n_fixed: int, hidden: int, seed: int):
         super().__init__()
         g = torch.Generator().manual_seed(seed)
@@ -146,7 +149,7 @@ class NNRank:
         return venue_prior, author_prior
 
     def _fixed(self, corpus: Corpus, q_bags: Bags, q_rows: np.ndarray, cands: np.ndarray, nn_cos: np.ndarray,
-               q_years: np.ndarray, votes: np.ndarray, own_citation: np.ndarray | None = None) -> np.ndarray:
+               q_years: np.ndarray, votes: np.ndarray | None, own_citation: np.ndarray | None = None) -> np.ndarray:
         """Fixed (not learned) features of pairs (query row q_rows[i] of q_bags, candidate cands[i])."""
         idf = corpus.vocabulary.idf
         c_bags = corpus.bags.rows(cands)
@@ -162,6 +165,7 @@ class NNRank:
             age = np.where((cy == NO_YEAR) | (q_years == NO_YEAR), 0, q_years - cy)
             cols.append(np.log1p(np.maximum(age, 0)).astype(np.float32))
         if self.params.use_neighbour_citations:
+            assert votes is not None, "neighbour citations are counted whenever the feature is on"
             cols.append(np.log1p(votes).astype(np.float32))
         if self.params.use_metadata:
             venue_prior, author_prior = self._priors(corpus)
@@ -205,7 +209,7 @@ class NNRank:
         text_ids = np.flatnonzero(text)
         shares = np.array([prm.candidate_negatives, prm.random_negatives, prm.cited_by_cited_negatives], float)
         shares = shares / shares.sum()
-        qs, ps, ns, ncos_p, ncos_n = [], [], [], [], []
+        qs, ps, ns = [], [], []
         emb = selector.embeddings_
         bar = progress(total=len(eligible), desc="nnrank candidates", unit="query", quiet=quiet)
         cands: list[Candidates] = []

@@ -92,14 +92,16 @@ class TextOnlyRecommender:
         self.seconds_ = {"bm25": t1 - t0}  # of this call, per system (the fused one pays for both)
         if self.encoder_ is None:
             return out
+        encoder_name = self.encoder_name
+        assert encoder_name is not None, "a fitted encoder has a name"
         q = self.encoder_.encode_fields([title], [abstract])[0]
         if not q.any():  # nothing the encoder can read: the lexical ranking alone
-            out[self.encoder_name] = []
+            out[encoder_name] = []
             out[self.name] = lexical[:k]
             return out
         dense = top_k(self.vectors_ @ q, allowed & self.has_vector_, depth)
-        out[self.encoder_name] = dense[:k]
-        self.seconds_[self.encoder_name] = time.perf_counter() - t1
+        out[encoder_name] = dense[:k]
+        self.seconds_[encoder_name] = time.perf_counter() - t1
         self.seconds_[self.name] = time.perf_counter() - t0
         out[self.name] = reciprocal_rank_fusion([[i for i, _ in lexical], [i for i, _ in dense]], RRF_K, k)
         return out

@@ -19,7 +19,7 @@ import numpy as np
 from scholargraph.errors import UsageError
 from scholargraph.graph.snapshot import NO_YEAR
 from scholargraph.progress import progress
-from scholargraph.ranking.reviewers.assignment import AssignmentProblem, Requirement
+from scholargraph.ranking.reviewers.assignment import Assignment, AssignmentProblem, Requirement
 from scholargraph.ranking.reviewers.coi import ConflictChecker
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool
@@ -171,11 +171,11 @@ def affinity_table(model, index: EvidenceIndex, queries: Sequence[Query], pool: 
     ones always are (a forced pair overrides a conflict the graph found, which a note reports)."""
     checker = ConflictChecker(index.snapshot, coauthor_years=coi_years, enabled=coi)
     forbidden: dict[str, set[int]] = {}
-    for q, r in forbid:
-        forbidden.setdefault(q, set()).add(pool.row(r))
+    for q, rid in forbid:
+        forbidden.setdefault(q, set()).add(pool.row(rid))
     forced: dict[str, set[int]] = {}
-    for q, r in force:
-        forced.setdefault(q, set()).add(pool.row(r))
+    for q, rid in force:
+        forced.setdefault(q, set()).add(pool.row(rid))
     e_paper: list[int] = []
     e_rev: list[int] = []
     aff: list[float] = []
@@ -284,8 +284,8 @@ class AssignmentRequest:
 class AssignmentOutcome:
     table: AffinityTable
     problem: AssignmentProblem
-    assignment: object  # assignment.Assignment
-    baseline: object  # the greedy Assignment on the same input
+    assignment: Assignment
+    baseline: Assignment  # the greedy one on the same input
     senior_rule: str | None
     forms: dict[str, dict[str, str]]  # node id -> the form the caller gave it in, per kind
 

@@ -42,7 +42,7 @@ class CoF:
         sem, cit = raw[..., 0], raw[..., 2]
         valid = ev.valid
         flat = np.flatnonzero(valid.ravel())
-        kept = np.zeros(valid.size, dtype=bool)
+        kept: np.ndarray = np.zeros(valid.size, dtype=bool)
         if len(flat):
             n1 = min(_count(self.n1, len(flat)), len(flat))
             by_sem = flat[np.argsort(-sem.ravel()[flat], kind="stable")[:n1]]

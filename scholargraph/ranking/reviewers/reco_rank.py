@@ -169,10 +169,9 @@ class RecoRank:
         submission cites) before the full model runs; None scores every reviewer."""
         cfg = self.params
         rows = np.arange(len(pool)) if rows is None else np.asarray(rows, dtype=np.int64)
-        if coi is True:
-            coi = index.conflict_checker()
-        if coi:
-            exclude = np.r_[np.asarray(exclude, dtype=np.int64), coi.pool_rows(pool, query)]
+        checker = index.conflict_checker() if coi is True else coi
+        if checker:
+            exclude = np.r_[np.asarray(exclude, dtype=np.int64), checker.pool_rows(pool, query)]
         if len(exclude):
             rows = rows[~np.isin(rows, np.asarray(exclude, dtype=np.int64))]
         if shortlist is not None and len(rows) > shortlist:
@@ -222,6 +221,7 @@ def candidate_stage(index: EvidenceIndex, query: Query, pool: ReviewerPool, rows
     if len(paper) == 0:
         return rows[:keep]
     feats = index.pool_features(pool)
+    assert feats.position is not None, "pool_features always sets position"
     pos = feats.position[paper]
     bg = index.background_stats(query)
     n = len(feats.papers)
@@ -232,10 +232,12 @@ def candidate_stage(index: EvidenceIndex, query: Query, pool: ReviewerPool, rows
     m_sem = feats.has_text & query.has_text
     m_top = feats.has_topic & query.has_topic
     if query.has_text:
+        assert query.text_vector is not None, "has_text means a text vector"
         sem = feats.text @ query.text_vector.astype(np.float32)
         if feats.lexical is not None and query.lexical_vector is not None:
             lex = feats.lexical @ index.dense_lexical(query)
     if query.has_topic:
+        assert query.topic_vector is not None, "has_topic means a topic vector"
         top = topic_similarity(query.topic_vector, feats.topics)
     m_vec = np.zeros(n, dtype=bool)
     if query.citation_vector is not None:
@@ -256,12 +258,12 @@ def candidate_stage(index: EvidenceIndex, query: Query, pool: ReviewerPool, rows
         batch = {"sem_x": np.stack([z_sem, sem, z_lex, lex], -1), "top_x": np.stack([z_top, top], -1),
                  "cit_x": np.stack([z_vec, direct, zero, zero], -1), "mask": np.stack([m_sem, m_top, m_cit], -1),
                  "qf": index.query_features(query, bg)[None, :]}
-        batch = {k: torch.from_numpy(np.ascontiguousarray(v))[None, :, None] if k != "qf" else torch.from_numpy(v)
-                 for k, v in batch.items()}
+        tensors = {k: torch.from_numpy(np.ascontiguousarray(v))[None, :, None] if k != "qf" else torch.from_numpy(v)
+                   for k, v in batch.items()}
         with torch.no_grad():
-            c, _ = net.calibrate(batch)
+            c, _ = net.calibrate(tensors)
             beta = net.value_mix()
-            mask = batch["mask"]
+            mask = tensors["mask"]
             v = ((beta * c).sum(-1) / (beta * mask).sum(-1).clamp_min(1e-9))[0, :, 0].numpy()
         paper_score = v.astype(np.float64)
         per_reviewer = top_mean(owner, paper_score, len(rows), 3, zero_padded=True, empty=0.0)

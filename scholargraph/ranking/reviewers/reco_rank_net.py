@@ -7,6 +7,7 @@ import contextlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from typing import cast
 
 import numpy as np
 import torch
@@ -194,7 +195,7 @@ class RecoRankNet(nn.Module):
         self.alpha_raw = nn.Parameter(torch.tensor(math.log(math.expm1(1.0))))
         # Gate from shortlist statistics.
         self.gate = nn.Sequential(nn.Linear(N_GATE_STATS, cfg.hidden), nn.Tanh(), nn.Linear(cfg.hidden, 1))
-        nn.init.constant_(self.gate[2].bias, 1.0)
+        nn.init.constant_(cast(nn.Linear, self.gate[2]).bias, 1.0)
         # Reliability: topic-citation consistency sharpness, the prior when one of them is missing, and the
         # floor kept by a compensation set that does not survive removing its best paper.
         self.consistency_sharpness = nn.Parameter(torch.tensor(2.0))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -131,7 +132,7 @@ class LambdaRankGBM:
             num_leaves=self.num_leaves, min_child_samples=self.min_child_samples,
             lambdarank_truncation_level=self.group_size, label_gain=[float(2**g - 1) for g in range(32)],
             n_jobs=self.n_jobs, random_state=self.seed, verbose=-1)
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         if n_val:
             # LightGBM 4.6 renamed eval_set to eval_X/eval_y (the old name warns); accept both versions.
             new_api = "eval_X" in inspect.signature(lgb.LGBMRanker.fit).parameters
@@ -145,4 +146,4 @@ class LambdaRankGBM:
     def score(self, X: np.ndarray) -> np.ndarray:
         if self.model_ is None:
             return np.zeros(len(X))
-        return self.model_.predict(np.asarray(X, dtype=np.float64))
+        return cast(np.ndarray, self.model_.predict(np.asarray(X, dtype=np.float64)))

@@ -168,6 +168,7 @@ class IIRL:
                     if best is None or (ll is not None and (best[1]["validation_loglik"] is None
                                                             or ll > best[1]["validation_loglik"])):
                         best = (w_l2, info_l2)
+                assert best is not None, "the l2 grid has at least one value"
                 w, info = best
             finally:
                 torch.set_num_threads(threads)

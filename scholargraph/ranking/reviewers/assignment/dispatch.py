@@ -7,6 +7,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
+from typing import cast
 
 from scholargraph.errors import UsageError
 
@@ -23,7 +24,8 @@ SOLVERS: dict[str, Solver] = {
     "milp": lambda problem, max_prob, seed, time_limit: solve_milp(problem, time_limit),
     "maxmin": lambda problem, max_prob, seed, time_limit: solve_maxmin(problem, time_limit),
     "greedy": lambda problem, max_prob, seed, time_limit: solve_greedy(problem),
-    "random": lambda problem, max_prob, seed, time_limit: solve_random(problem, max_prob, seed),
+    # solve() has checked that the random method has a max_prob.
+    "random": lambda problem, max_prob, seed, time_limit: solve_random(problem, cast(float, max_prob), seed),
 }
 METHODS = tuple(SOLVERS)
 ONE_REQUIREMENT = ("flow", "random")

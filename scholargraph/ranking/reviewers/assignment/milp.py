@@ -162,6 +162,7 @@ def solve_maxmin(problem: AssignmentProblem, time_limit: float | None = None) ->
             "the max-affinity assignment is already max-min optimal" if status == "optimal" else
             "time limit reached without improving on the max-affinity assignment"))
         return base
+    assert first is not None, "without a stage-1 assignment worst == lower, answered above"
     first.notes.append(f"worst paper total {worst:.6g} (max-affinity assignment: {lower:.6g}; "
                        f"bound {upper:.6g})")
 

@@ -58,8 +58,10 @@ class AssignmentProblem:
     affinity: np.ndarray
     demand: np.ndarray
     max_load: np.ndarray
-    min_load: np.ndarray | None = None
-    forced: np.ndarray | None = None
+    # None (the default) means zeros / no arc forced; __post_init__ turns it into an array, so every reader
+    # sees one.
+    min_load: np.ndarray = None  # type: ignore[assignment]
+    forced: np.ndarray = None  # type: ignore[assignment]
     attributes: dict[str, np.ndarray] = field(default_factory=dict)
     requirements: list[Requirement] = field(default_factory=list)
 
