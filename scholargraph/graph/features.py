@@ -346,6 +346,18 @@ def _fingerprint(stats: dict, models: dict[str, str]) -> str:
     return json.dumps(keep, sort_keys=True)
 
 
+def _covers(last: dict | None, fingerprint: str, steps) -> bool:
+    """Whether the features run `last` saw the graph and models of `fingerprint` and computed `steps`."""
+    return (last is not None and last.get("fingerprint") == fingerprint
+            and set(steps) <= set(json.loads(last.get("steps", "[]"))))
+
+
+def features_up_to_date(store: GraphStore, models_dir: Path, steps=STEPS) -> bool:
+    """Whether the stored features of `steps` were computed on the graph as it is now (by the last successful
+    `features` run): a model may then read them instead of computing them again."""
+    return _covers(store.last_run("features"), _fingerprint(store.stats(), current_model_paths(models_dir)), steps)
+
+
 def _current_encoder_name(models_dir: Path) -> str | None:
     path = current_model_paths(models_dir).get("encoder")
     if not path:
@@ -374,9 +386,11 @@ def _steps_reading_changed_models(last_fingerprint: str | None, fingerprint: str
 
 def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *, retrain: bool = False,
                  force: bool = False, quiet: bool = True, log: Callable[[str], None] = lambda _: None,
-                 run_props: dict | None = None) -> str:
+                 run_props: dict | None = None, read_snapshot: Callable[[], GraphSnapshot] | None = None) -> str:
     """The `features` command: skip when nothing changed since the last successful run, else recompute
-    (reusing the saved topic model and encoder unless `retrain`), write back and record a ScoringRun."""
+    (reusing the saved topic model and encoder unless `retrain`), write back and record a ScoringRun.
+    `read_snapshot` gives the graph (with texts) when the caller shares one snapshot between several steps
+    (a scoring-jobs run); it is called only when there is something to compute."""
     if options.backend not in ("networkx", "gds"):
         raise UsageError(f"unknown PageRank backend {options.backend!r} (networkx or gds)")
     if options.backend == "gds" and "pagerank" in options.only:
@@ -395,8 +409,7 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
     switch = (options.as_of is None and "vectors" in options.only and options.encoder != AUTO_ENCODER
               and current_encoder is not None and current_encoder != options.encoder)
     incremental = not force and not retrain and options.as_of is None and last is not None
-    if (incremental and not switch and last.get("fingerprint") == fingerprint
-            and set(options.only) <= set(json.loads(last.get("steps", "[]")))):
+    if incremental and not switch and _covers(last, fingerprint, options.only):
         return f"features are up to date: nothing changed since run {last.get('id')} ({last.get('finishedAt')})"
     covered = list(options.only)  # the steps that are up to date after this run
     if incremental:
@@ -416,12 +429,16 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
     started_at = datetime.now(UTC)
     version = new_version(started_at)  # microseconds: two runs in one second stay apart
     run_id = f"features-{version}" + ("" if options.as_of is None else f"-as-of-{options.as_of}")
-    store.record_run(run_id, {"job": "features", "status": "running", "started_at": started_at,
+    # As-of runs are their own job: they write suffixed scalars only, so the last "features" run (what
+    # skips and readers of the stored features go by) is always one that wrote the current features.
+    job = "features" if options.as_of is None else "features-as-of"
+    store.record_run(run_id, {"job": job, "status": "running", "started_at": started_at,
                               "heartbeat_at": started_at, "steps": json.dumps(covered),
                               **(run_props or {})})
     try:
-        snapshot = GraphSnapshot.from_store(store, with_text=bool(set(options.only) & {"topics", "vectors"}),
-                                            quiet=quiet)
+        snapshot = (read_snapshot() if read_snapshot is not None else
+                    GraphSnapshot.from_store(store, with_text=bool(set(options.only) & {"topics", "vectors"}),
+                                             quiet=quiet))
         if options.as_of is not None:
             snapshot = snapshot.as_of(options.as_of)
         topic_model, encoder = (None, None) if retrain else load_current_models(models_dir)

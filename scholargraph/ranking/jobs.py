@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scholargraph.errors import ScholargraphError, StoreUnavailable
+from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.store import GraphStore
 from scholargraph.ranking.citations import encoder as _citeomatic  # noqa: F401  registers the encoder features may load
 
@@ -35,9 +36,31 @@ class JobContext:
     log: Callable[[str], None] = lambda _msg: None
     heartbeat: Callable[[], None] = lambda: None
     lock_owner: str | None = None  # recorded on each ScoringRun: the next lock holder knows it is dead
+    # The graph as this run reads it: pulled once, by the first step that needs it, and shared by the others.
+    _snapshot: GraphSnapshot | None = field(default=None, repr=False)
+    snapshot_watermark: int | None = None  # server time read just before that pull
+    _vectors_key: object = field(default=False, repr=False)  # the encoder key of the stored vectors loaded
 
     def run_props(self, watermark: int) -> dict:
         return {"watermark": watermark, "lock_owner": self.lock_owner}
+
+    def snapshot(self) -> GraphSnapshot:
+        """The run's one snapshot of the graph (papers, authors, venues, citations, texts)."""
+        if self._snapshot is None:
+            self.snapshot_watermark = self.store.server_time()
+            self._snapshot = GraphSnapshot.from_store(self.store, with_text=True, quiet=self.quiet)
+        return self._snapshot
+
+    def snapshot_with_vectors(self, semantic_encoder: str | None) -> GraphSnapshot:
+        """The run's snapshot with the stored vectors loaded into it: read once per encoder key, after the
+        features step has written them (steps run in dependency order)."""
+        snapshot = self.snapshot()
+        # A step may have loaded another encoder's vectors into it itself (the text-only citations ranker).
+        if self._vectors_key != semantic_encoder or (semantic_encoder is not None
+                                                     and snapshot.semantic_encoder != semantic_encoder):
+            snapshot.load_stored_vectors(self.store, semantic_encoder=semantic_encoder, quiet=self.quiet)
+            self._vectors_key = semantic_encoder
+        return snapshot
 
 
 @dataclass
@@ -133,7 +156,8 @@ def _features_step(ctx: JobContext) -> str:
     from scholargraph.graph.features import FeatureOptions, run_features
 
     return run_features(ctx.store, ctx.models_dir, FeatureOptions(), force=ctx.full, quiet=ctx.quiet,
-                        log=ctx.log, run_props={"lock_owner": ctx.lock_owner}).splitlines()[0]
+                        log=ctx.log, run_props={"lock_owner": ctx.lock_owner},
+                        read_snapshot=ctx.snapshot).splitlines()[0]
 
 
 @dataclass
@@ -155,7 +179,9 @@ class Increment:
 
 
 def increment(ctx: JobContext, job: str, model_version: str | None) -> Increment:
-    watermark = ctx.store.server_time()
+    # The watermark is read before the graph the step scores: the run's snapshot when it was pulled already
+    # (a paper ingested since is then changed for the next run), else now (the step pulls it after this).
+    watermark = ctx.snapshot_watermark if ctx.snapshot_watermark is not None else ctx.store.server_time()
     last = ctx.store.current_run(job)
     if (ctx.full or last is None or last.get("watermark") is None
             or (model_version is not None and last.get("modelVersion") != model_version)):
@@ -175,7 +201,7 @@ def _rising_stars_step(ctx: JobContext) -> str:
         if inc.nothing_changed:
             return inc.skipped()
         summary = service.score(ctx.store, ctx.models_dir, None, quiet=ctx.quiet,
-                                run_props=ctx.run_props(inc.watermark)).summary
+                                run_props=ctx.run_props(inc.watermark), snapshot=ctx.snapshot()).summary
     except NotFitted as exc:
         return f"skipped: {exc}"
     return summary if inc.changed is None else f"{len(inc.changed):,} papers changed: {summary}"
@@ -198,7 +224,7 @@ def _citations_step(ctx: JobContext) -> str:
     """Recommended citations for the papers changed since the last run; a full run (the first, --full,
     or a new model) takes the papers of the latest year (all with --full), bounded."""
     from scholargraph.errors import NotFitted
-    from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
+    from scholargraph.graph.snapshot import NO_YEAR
     from scholargraph.ranking.citations.recommender import Query
     from scholargraph.ranking.citations.service import recommend_citations, served_version
 
@@ -208,7 +234,7 @@ def _citations_step(ctx: JobContext) -> str:
         inc = increment(ctx, "citations", served_version(ctx.models_dir))
         if inc.nothing_changed:
             return inc.skipped()
-        snapshot = GraphSnapshot.from_store(ctx.store, with_text=True, quiet=ctx.quiet)
+        snapshot = ctx.snapshot()
         ids = _latest_papers(snapshot, ctx.full, MAX_JOB_QUERIES) if inc.changed is None else [
             p for p in inc.changed if p in snapshot.paper_index]
         rows = [snapshot.paper_index[p] for p in ids]
@@ -238,7 +264,8 @@ def _reviewers_step(ctx: JobContext) -> str:
         inc = increment(ctx, "reviewers", meta["version"])
         if inc.nothing_changed:
             return inc.skipped()
-        index = service.index_for_model(ctx.store, ctx.models_dir, meta, ctx.quiet)
+        index = service.index_for_model(ctx.store, ctx.models_dir, meta, ctx.quiet,
+                                        read_snapshot=ctx.snapshot_with_vectors)
         snap = index.snapshot
         ids = _latest_papers(snap, ctx.full, MAX_JOB_REVIEW_QUERIES) if inc.changed is None else [
             p for p in inc.changed if p in snap.paper_index]

@@ -128,6 +128,14 @@ def _topic_rows(topic_model, texts: Sequence[str]) -> np.ndarray:
     return theta
 
 
+def _stored_topic_rows(topic_model, stored: np.ndarray, texts: Sequence[str]) -> np.ndarray:
+    """`_topic_rows` from the mixtures `features` stored (float32 rows of the same deterministic inference):
+    only which texts the model cannot read is worked out again, from their words, without inference."""
+    theta = np.array(stored, dtype=np.float32)
+    theta[np.diff(topic_model.vectorize(texts).indptr) == 0] = 0.0
+    return theta
+
+
 def _segment_rank(owner: np.ndarray, score: np.ndarray) -> np.ndarray:
     """Rank (0 = best) of each entry within its owner's segment, by descending score."""
     order = np.lexsort((-score, owner))
@@ -218,7 +226,8 @@ class EvidenceIndex:
     def build(cls, snapshot: GraphSnapshot, *, encoder=None, num_topics: int = 10, citation_dim: int = 64,
               fit_sample: int | None = 200_000, seed: int = 0, topic_model=None,
               until_year: int | None = None, lexical: bool = True,
-              text_vectors: np.ndarray | None = None) -> EvidenceIndex:
+              text_vectors: np.ndarray | None = None, stored_topic_vectors: np.ndarray | None = None,
+              stored_citation_vectors: np.ndarray | None = None) -> EvidenceIndex:
         """Fit the text encoder and topic model on the snapshot's texts (a sample of `fit_sample` at most) and
         compute every paper's vectors. `encoder` is an encoder object (used as it is when already fitted) or
         a name in graph.vectors' ENCODERS (default: tfidf-svd); a given `topic_model` is used as it is.
@@ -226,7 +235,12 @@ class EvidenceIndex:
         and citation vectors ignore the references of later papers, so that a held-out paper's own citations
         cannot pull its references towards anyone's papers. With `lexical` and an encoder that has
         `tfidf(texts)`, its TF-IDF rows become the lexical component of semantics. `text_vectors` (the
-        vectors `features` stored with this fitted encoder) are used instead of encoding every text again."""
+        vectors `features` stored with this fitted encoder) are used instead of encoding every text again;
+        likewise `stored_topic_vectors` (Paper.topicVector of this topic model) and `stored_citation_vectors`
+        (Paper.citationVector), when the caller knows that `features` computed them on the graph as it is now
+        (they are the same computations: the features pipeline owns them). Not with `until_year`."""
+        if until_year is not None and (stored_topic_vectors is not None or stored_citation_vectors is not None):
+            raise ValueError("stored topic and citation vectors see the whole graph: not for a held-out build")
         from scholargraph.graph import topics as topics_mod
         from scholargraph.graph import vectors as vectors_mod
 
@@ -262,15 +276,17 @@ class EvidenceIndex:
                                  dtype=np.float32)
                 text_vectors = np.zeros((snapshot.n_papers, enc.shape[1]), dtype=np.float32)
                 text_vectors[idx] = enc
-            top = _topic_rows(topic_model, [texts[i] for i in idx])
+            top = (_stored_topic_rows(topic_model, stored_topic_vectors[idx], [texts[i] for i in idx])
+                   if stored_topic_vectors is not None else _topic_rows(topic_model, [texts[i] for i in idx]))
             topic_vectors = np.zeros((snapshot.n_papers, top.shape[1]), dtype=np.float32)
             topic_vectors[idx] = top
         cit = snapshot.citations
         if until_year is not None:
             cit = (sp.diags(past.astype(np.float32)) @ cit).tocsr()
             cit.eliminate_zeros()
-        citation_vectors = np.asarray(vectors_mod.citation_vectors(cit, dim=citation_dim, seed=seed),
-                                      dtype=np.float32)
+        citation_vectors = np.asarray(
+            stored_citation_vectors if stored_citation_vectors is not None
+            else vectors_mod.citation_vectors(cit, dim=citation_dim, seed=seed), dtype=np.float32)
         # Lexical rows come from an encoder fitted on the corpus (tfidf-svd: its latent dimensions lose exact
         # terms). A pretrained sentence encoder goes without: with library TF-IDF rows beside MiniLM, the
         # expertise loss on the gold-standard dev half rose from 0.194 to 0.215 (docs/reviewers.md).

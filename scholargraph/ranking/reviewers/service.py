@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from scholargraph.errors import NotFitted, UsageError
-from scholargraph.graph.features import current_model_paths
+from scholargraph.graph.features import current_model_paths, features_up_to_date
 from scholargraph.graph.ids import IdResolver, Resolution
 from scholargraph.graph.records import paper_text
 from scholargraph.graph.scoring import publish_paper_scores
@@ -55,23 +55,36 @@ def resolve_candidates(resolver: IdResolver, listed: dict[str, list[str]], what:
             for qid, cands in listed.items()}, res
 
 
-def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | None = None) -> EvidenceIndex:
+def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | None = None,
+                read_snapshot: Callable[[str | None], GraphSnapshot] | None = None) -> EvidenceIndex:
     """Evidence over the graph as it is now, with the encoder and topic model saved in `models`
-    ({"topics": dir, "encoder": dir}; by default the graph's current ones, when saved)."""
+    ({"topics": dir, "encoder": dir}; by default the graph's current ones, when saved). `read_snapshot(key)`
+    gives the graph with its stored vectors (text vectors of encoder `key`) when the caller shares one
+    snapshot between steps (a scoring-jobs run)."""
     topic_model, encoder = load_graph_models(models_dir, models)
     key = encoder.key if encoder is not None and getattr(encoder, "fitted_", False) else None
-    snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, with_vectors=key is not None,
-                                        semantic_encoder=key)
-    # The vectors `features` stored with this encoder are read, not recomputed; only papers without one
-    # (ingested since) are encoded here.
+    graph_models = current_model_paths(models_dir)
+    # What `features` stored is read, not recomputed, when its last run saw the graph as it is now: the
+    # citation vectors, and the topic mixtures when they come from this topic model.
+    current = features_up_to_date(store, models_dir, ("topics", "vectors"))
+    if read_snapshot is not None:
+        snapshot = read_snapshot(key)
+    else:
+        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, semantic_encoder=key,
+                                            with_vectors=key is not None or current)
+    # Only papers without a text vector of this encoder (ingested since) are encoded here.
     text = stored_text_vectors(snapshot, encoder)[0] if key is not None else None
-    return EvidenceIndex.build(snapshot, encoder=encoder, topic_model=topic_model, text_vectors=text)
+    same_topics = topic_model is not None and (models or graph_models).get("topics") == graph_models.get("topics")
+    return EvidenceIndex.build(snapshot, encoder=encoder, topic_model=topic_model, text_vectors=text,
+                               stored_topic_vectors=snapshot.topic_vectors if current and same_topics else None,
+                               stored_citation_vectors=snapshot.citation_vectors if current else None)
 
 
-def index_for_model(store, models_dir: Path, meta: dict, quiet: bool) -> EvidenceIndex:
+def index_for_model(store, models_dir: Path, meta: dict, quiet: bool,
+                    read_snapshot: Callable[[str | None], GraphSnapshot] | None = None) -> EvidenceIndex:
     """Evidence read with the encoder and topic model the reviewer model was trained with (a later
     `citations train` or `features --retrain` changes the graph's current ones, not this model's inputs)."""
-    return build_index(store, models_dir, quiet, models=meta.get("evidence_models"))
+    return build_index(store, models_dir, quiet, models=meta.get("evidence_models"), read_snapshot=read_snapshot)
 
 
 def load_model(models_dir: Path) -> tuple[RecoRank, dict]:

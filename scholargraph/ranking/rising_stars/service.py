@@ -94,10 +94,12 @@ class Scored:
 
 
 def score(store, models_dir: Path, as_of: int | None, quiet: bool = True, write: bool = True,
-          run_props: dict | None = None) -> Scored:
-    """Apply the trained model to features as of T (the latest year by default): the real prediction."""
+          run_props: dict | None = None, snapshot: GraphSnapshot | None = None) -> Scored:
+    """Apply the trained model to features as of T (the latest year by default): the real prediction.
+    `snapshot` (with texts) is the graph when the caller has read it already (a scoring-jobs run)."""
     model, meta = load_model(models_dir)
-    snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
+    if snapshot is None:
+        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
     as_of = snapshot.max_year if as_of is None else as_of
     topics = _graph_topics(models_dir, snapshot)
     data = build_dataset(snapshot, as_of, None, paper_topics=topics, **_feature_options(meta))

@@ -110,3 +110,36 @@ def test_the_features_step_skips_when_nothing_changed(store, tmp_path):
     assert run_pipeline(store, models, only=("features",)).steps[0][1].startswith("features are up to date")
     add_papers(store, "p7")
     assert run_pipeline(store, models, only=("features",)).steps[0][1].startswith("features networks")
+
+
+def test_a_run_reads_the_graph_once_and_its_watermark_comes_before_that_read(store, seen, tmp_path, monkeypatch):
+    """The features step pulls the run's snapshot; a later step gets the same object with the vectors the
+    features step wrote. A paper ingested after that pull is not in it, so the run's watermark is the one
+    read before the pull: the next run finds that paper changed."""
+    from scholargraph.graph.snapshot import GraphSnapshot
+
+    pulls = []
+    original = GraphSnapshot.from_store.__func__
+
+    def counting(cls, *args, **kwargs):
+        pulls.append(kwargs.get("with_text"))
+        return original(cls, *args, **kwargs)
+
+    monkeypatch.setattr(GraphSnapshot, "from_store", classmethod(counting))
+    shared = []
+
+    def reads_the_snapshot(ctx):
+        snapshot = ctx.snapshot_with_vectors(None)
+        shared.append((snapshot, ctx.snapshot()))
+        add_papers(ctx.store, "p9")  # ingested while the run goes on
+        return f"{snapshot.n_papers} papers, topic vectors {snapshot.topic_vectors.shape}"
+
+    monkeypatch.setitem(jobs.STEPS, "rising-stars", reads_the_snapshot)
+    report = run_pipeline(store, tmp_path / "models", only=("features", "rising-stars", "citations"))
+    assert pulls == [True]
+    (snapshot, again), = shared
+    assert snapshot is again and "p9" not in snapshot.paper_index
+    assert dict(report.steps)["rising-stars"] == "6 papers, topic vectors (6, 10)"
+    assert seen == [None]
+    run_pipeline(store, tmp_path / "models", only=("citations",))
+    assert seen[-1] == ["p9"]
