@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -24,13 +25,21 @@ DEFAULT_KS = (5, 10, 20)
 CURVE_KS = (1, 2, 5, 10, 15, 20, 25, 30)
 
 
+class Competitor(Protocol):
+    """What a Method makes: fit(X, y, feature_names) -> self, then score(X)."""
+
+    def fit(self, X: np.ndarray, y: np.ndarray, feature_names: Sequence[str]) -> Competitor: ...
+
+    def score(self, X: np.ndarray) -> np.ndarray: ...
+
+
 @dataclass(frozen=True)
 class Method:
     """A competitor in the harness. `make(k)` returns an unfitted model with fit(X, y, feature_names)
     and score(X); `per_k` methods (trained on top-k% membership) get one model per k."""
 
     name: str
-    make: Callable[[float], object]
+    make: Callable[[float], Competitor]
     per_k: bool = False
 
 
@@ -136,9 +145,9 @@ def evaluate(data: RisingStarData, *, ks: Sequence[float] = DEFAULT_KS, test_siz
                 sub = [names[c] for c in cols]
                 abl = IIRL(**iirl_params).fit(X[train][:, cols], y[train], _local(topic_train, train),
                                               feature_names=sub)
-                res = [_pre(abl.score(X[te[t]][:, cols], t if t in abl.topics_ else ALL), y[te[t]], ks)
-                       for t in tasks if len(te[t])]
-                ablation_runs.setdefault(label, []).append(_mean_dicts(res))
+                abl_res = [_pre(abl.score(X[te[t]][:, cols], t if t in abl.topics_ else ALL), y[te[t]], ks)
+                           for t in tasks if len(te[t])]
+                ablation_runs.setdefault(label, []).append(_mean_dicts(abl_res))
 
         if transfer and len(topic_train) > 1:
             matrix = {}
@@ -150,13 +159,13 @@ def evaluate(data: RisingStarData, *, ks: Sequence[float] = DEFAULT_KS, test_siz
             transfer_runs.append(matrix)
 
     main = {}
-    for m in method_names:
-        topic_means = {t: _mean_dicts(v) for t, v in per_topic[m].items() if v}
-        per_repeat = [_mean_dicts([per_topic[m][t][r] for t in tasks if len(per_topic[m][t]) > r])
+    for name in method_names:
+        topic_means = {t: _mean_dicts(v) for t, v in per_topic[name].items() if v}
+        per_repeat = [_mean_dicts([per_topic[name][t][r] for t in tasks if len(per_topic[name][t]) > r])
                       for r in range(repeats)]
-        main[m] = {"mean": _mean_dicts(per_repeat),
-                   "std_over_repeats": {k: float(np.std([d[k] for d in per_repeat])) for k in all_ks},
-                   "per_topic": topic_means, "pooled": _mean_dicts(pooled[m]), "train_seconds": seconds[m]}
+        main[name] = {"mean": _mean_dicts(per_repeat),
+                      "std_over_repeats": {k: float(np.std([d[k] for d in per_repeat])) for k in all_ks},
+                      "per_topic": topic_means, "pooled": _mean_dicts(pooled[name]), "train_seconds": seconds[name]}
     y_nonzero = int((y > 0).sum())
     results = {
         "setup": {"as_of": data.as_of, "horizon": data.horizon, "window": data.window,
@@ -311,6 +320,7 @@ def evaluate_forward(train: RisingStarData, test: RisingStarData, *, ks: Sequenc
     base2 = "Base-2" if any(m.name == "Base-2" for m in methods) else None
     if bootstrap and base2:
         b2 = _fit_score(next(m for m in methods if m.name == base2), 0, Xtr, ytr, Xte, names)
+        assert iirl_scores_first is not None, "there is at least one seed"
         results["bootstrap"] = {"vs": base2, "samples": bootstrap,
                                 **bootstrap_difference(iirl_scores_first, b2, yte, all_ks, bootstrap, seeds[0])}
     if ablation:
@@ -333,7 +343,7 @@ def bootstrap_difference(a: np.ndarray, b: np.ndarray, truth: np.ndarray, ks: Se
     and the share of resamples where a is ahead."""
     rng = np.random.default_rng(seed)
     n = len(truth)
-    diffs = {k: [] for k in ks}
+    diffs: dict[float, list[float]] = {k: [] for k in ks}
     for _ in range(samples):
         ix = rng.integers(0, n, n)
         for k in ks:
