@@ -72,6 +72,9 @@ class TextEncoder:
     DEFAULTS: ClassVar[dict[str, Any]] = {}
     KEY_IGNORES: ClassVar[tuple[str, ...]] = ()  # hyperparameters that do not change the vectors
     default_batch_size: ClassVar[int] = 4096
+    # Set when known (getattr with a default reads them): the cached key, and the directory load() read.
+    _key: str | None
+    loaded_from_: Path
 
     def __init__(self, **hyperparameters: Any):
         unknown = set(hyperparameters) - set(self.DEFAULTS)

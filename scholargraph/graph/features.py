@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +24,7 @@ from scholargraph.graph.encoders import (
     AUTO_ENCODER,
     ENCODERS,
     EncoderChoice,
+    TextEncoder,
     choose_encoder,
     is_empty,
     load_encoder,
@@ -74,7 +77,7 @@ class Features:
     topic_authority: np.ndarray | None = None
     topic_model: topics.TopicModel | None = None
     semantic: np.ndarray | None = None
-    encoder: object = None
+    encoder: TextEncoder | None = None
     encoder_choice: EncoderChoice | None = None  # when `auto` chose the encoder in this computation
     encoded: np.ndarray | None = None  # boolean mask of the papers whose text vector was computed
     encode_seconds: float = 0.0
@@ -83,7 +86,7 @@ class Features:
 
 
 def resolve_encoder(snapshot: GraphSnapshot, options: FeatureOptions, encoder=None,
-                    log: Callable[[str], None] = lambda _: None) -> tuple[object, EncoderChoice | None]:
+                    log: Callable[[str], None] = lambda _: None) -> tuple[TextEncoder, EncoderChoice | None]:
     """The fitted encoder for the vectors step: `encoder` when given, else the one `options.encoder` names,
     fitted on the snapshot's texts; `auto` chooses by the texts (the choice is returned and logged)."""
     if encoder is not None:
@@ -129,7 +132,7 @@ def encode_papers(snapshot: GraphSnapshot, encoder, mask: np.ndarray | None = No
     idx = np.arange(snapshot.n_papers) if mask is None else np.flatnonzero(mask)
     titles, abstracts = snapshot.text_fields()
     with progress(total=len(idx), desc=f"encoding ({encoder.name})", unit="doc", quiet=quiet) as bar:
-        enc = encoder.encode_fields([titles[i] for i in idx], [abstracts[i] for i in idx],
+        enc = encoder.encode_fields([titles[int(i)] for i in idx], [abstracts[int(i)] for i in idx],
                                     on_progress=bar.update)
     out = np.zeros((snapshot.n_papers, encoder.dim), dtype=np.float32)
     out[idx] = enc
@@ -160,7 +163,7 @@ def compute_features(snapshot: GraphSnapshot, options: FeatureOptions, *, topic_
         f.paper_citations = networks.paper_citation_counts(snapshot)
         f.venue_avg_citation = networks.venue_avg_citation(snapshot)
     if "pagerank" in only:
-        pr = {"damping": options.damping, "max_iter": options.max_iter, "tol": options.tol}
+        pr: dict[str, Any] = {"damping": options.damping, "max_iter": options.max_iter, "tol": options.tol}
         f.paper_pagerank = timed("PageRank papers", lambda: pagerank(snapshot.citations, **pr))
         f.author_pagerank_coauthor = timed("PageRank ACN", lambda: pagerank(f.acn, **pr))
         f.author_pagerank_citation = timed("PageRank ACCN", lambda: pagerank(f.accn, **pr))
@@ -218,10 +221,13 @@ def write_features(store: GraphStore, snapshot: GraphSnapshot, f: Features, opti
         counts["Paper.nCitation"] = store.write_node_properties(
             "Paper", papers, {"n_citation" + sfx: f.paper_citations.astype(int)})
         if venues:
+            assert f.venue_avg_citation is not None, "computed with paper_citations"
             # A venue without papers has no average (NaN): stored as no property, not as NaN.
             avg = [None if np.isnan(v) else float(v) for v in f.venue_avg_citation]
             store.write_node_properties("Venue", venues, {"avg_citation" + sfx: avg})
     if f.paper_pagerank is not None:
+        assert f.author_pagerank_coauthor is not None and f.author_pagerank_citation is not None \
+            and f.venue_pagerank is not None, "the PageRank step fills all four"
         counts["Paper.pagerank"] = store.write_node_properties("Paper", papers, {"pagerank" + sfx: f.paper_pagerank})
         counts["Author.pagerank"] = store.write_node_properties("Author", authors, {
             "pagerank_coauthor" + sfx: f.author_pagerank_coauthor,
@@ -229,9 +235,11 @@ def write_features(store: GraphStore, snapshot: GraphSnapshot, f: Features, opti
         if venues:
             store.write_node_properties("Venue", venues, {"pagerank_citation" + sfx: f.venue_pagerank})
     if f.paper_topics is not None:
+        assert f.topic_diversity is not None and f.topic_authority is not None, "the topics step fills them"
         store.write_node_properties("Author", authors, {"topic_diversity" + sfx: f.topic_diversity,
                                                         "topic_authority" + sfx: f.topic_authority})
         if options.as_of is None:
+            assert f.topic_model is not None and f.paper_topics_empty is not None, "the topics step fills them"
             words = f.topic_model.top_words(10)
             store.upsert_topics([{"id": f"topic:{k}", "words": [w for w, _ in ws], "weights": [p for _, p in ws],
                                   "modelVersion": version} for k, ws in enumerate(words)])
@@ -243,6 +251,7 @@ def write_features(store: GraphStore, snapshot: GraphSnapshot, f: Features, opti
             counts["HAS_TOPIC"] = store.write_edges("HAS_TOPIC", rows, version)
             store.delete_stale_edges("HAS_TOPIC", version)
     if f.semantic is not None and options.as_of is None and "vectors" in options.only:
+        assert f.citation is not None, "the vectors step computes both kinds"
         counts["Paper.semanticVector"] = _write_text_vectors(store, snapshot, f)
         counts["Paper.citationVector"] = _write_vectors(store, papers, "citation_vector", f.citation)
         store.apply_vector_indexes()
@@ -254,6 +263,7 @@ def _write_text_vectors(store: GraphStore, snapshot: GraphSnapshot, f: Features)
     """The text vectors of the papers encoded in this run, each stamped with the encoder's key and the hash
     of the text it read (`semanticEncoder`, `semanticTextHash`); the other papers keep theirs."""
     idx = (np.flatnonzero(f.encoded) if f.encoded is not None else np.arange(snapshot.n_papers)).tolist()
+    assert f.encoder is not None and f.semantic is not None, "text vectors come with their encoder"
     key = f.encoder.key
     batch = 2_000  # float lists are built one batch at a time: 1M x 384 of them would not fit in memory
     for start in range(0, len(idx), batch):
@@ -290,7 +300,7 @@ def make_current(models_dir: Path, paths: dict[str, str]) -> None:
     CurrentModels(models_dir).publish(paths)
 
 
-def save_models(models_dir: Path, f: Features, started_at: datetime, reused: dict[str, object] | None = None
+def save_models(models_dir: Path, f: Features, started_at: datetime, reused: Mapping[str, object] | None = None
                 ) -> dict[str, str]:
     """Newly fitted topic model and encoder under versioned directories (the run's start, to the
     microsecond), made current. Models that were loaded and used as they were (`reused`: {"topics": model,
@@ -308,14 +318,14 @@ def save_models(models_dir: Path, f: Features, started_at: datetime, reused: dic
     return saved
 
 
-def load_models(paths: dict[str, str]) -> tuple[topics.TopicModel | None, object]:
+def load_models(paths: dict[str, str]) -> tuple[topics.TopicModel | None, TextEncoder | None]:
     """(topic model, encoder) saved in these directories; None for a kind without a path."""
     topic_model = topics.TopicModel.load(paths["topics"]) if paths.get("topics") else None
     encoder = load_encoder(paths["encoder"]) if paths.get("encoder") else None
     return topic_model, encoder
 
 
-def load_current_models(models_dir: Path) -> tuple[topics.TopicModel | None, object]:
+def load_current_models(models_dir: Path) -> tuple[topics.TopicModel | None, TextEncoder | None]:
     return load_models(current_model_paths(models_dir))
 
 
@@ -368,7 +378,7 @@ def _current_encoder_name(models_dir: Path) -> str | None:
         return None
 
 
-def _steps_reading_changed_models(last_fingerprint: str | None, fingerprint: str, also: set[str] = frozenset()
+def _steps_reading_changed_models(last_fingerprint: str | None, fingerprint: str, also: AbstractSet[str] = frozenset()
                                   ) -> set[str] | None:
     """When the graph is unchanged since the fingerprint of the last run and only the current models
     differ (or the steps in `also` must be redone), the steps that read those models ("topics",
@@ -410,9 +420,11 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
               and current_encoder is not None and current_encoder != options.encoder)
     incremental = not force and not retrain and options.as_of is None and last is not None
     if incremental and not switch and _covers(last, fingerprint, options.only):
+        assert last is not None, "incremental means a last run"
         return f"features are up to date: nothing changed since run {last.get('id')} ({last.get('finishedAt')})"
     covered = list(options.only)  # the steps that are up to date after this run
     if incremental:
+        assert last is not None, "incremental means a last run"
         redo = _steps_reading_changed_models(last.get("fingerprint"), fingerprint, {"vectors"} if switch else set())
         done_before = json.loads(last.get("steps", "[]"))
         if redo is not None and set(options.only) <= set(done_before):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from scholargraph.graph.encoders import TextEncoder
 from scholargraph.graph.features import current_model_paths, load_models
 from scholargraph.graph.topics import TopicModel
 from scholargraph.ranking.citations.encoder import CiteomaticEncoder
@@ -15,7 +16,7 @@ RANKING_ENCODERS = (CiteomaticEncoder,)
 
 
 def load_graph_models(models_dir: Path | None = None, paths: Mapping[str, str] | None = None
-                      ) -> tuple[TopicModel | None, object]:
+                      ) -> tuple[TopicModel | None, TextEncoder | None]:
     """(topic model, encoder) saved in the directories `paths` names ({"topics": dir, "encoder": dir}; by
     default the graph's current ones under `models_dir`); None for a kind without a directory."""
     if paths is None:

@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from scholargraph.errors import ScholargraphError, StoreUnavailable
 from scholargraph.graph.snapshot import GraphSnapshot
@@ -30,7 +31,7 @@ class JobContext:
     """What a step gets: the store, where models live, whether to rescore everything, and a logger."""
 
     store: GraphStore
-    models_dir: object
+    models_dir: Path
     full: bool = False
     quiet: bool = True
     log: Callable[[str], None] = lambda _msg: None
@@ -175,6 +176,7 @@ class Increment:
         return self.changed is not None and not self.changed
 
     def skipped(self) -> str:
+        assert self.last is not None, "only an increment on a current run skips"
         return f"nothing changed since run {self.last['id']}: its scores stay current"
 
 
@@ -239,6 +241,7 @@ def _citations_step(ctx: JobContext) -> str:
             p for p in inc.changed if p in snapshot.paper_index]
         rows = [snapshot.paper_index[p] for p in ids]
         years = snapshot.paper_year
+        assert snapshot.titles is not None and snapshot.abstracts is not None, "the run's snapshot has the texts"
         queries = [Query(snapshot.paper_ids[i], snapshot.titles[i], snapshot.abstracts[i],
                          None if years[i] == NO_YEAR else int(years[i])) for i in rows]
         _, _, note = recommend_citations(ctx.store, ctx.models_dir, queries, k=20, quiet=ctx.quiet, write=True,

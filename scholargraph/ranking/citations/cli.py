@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -207,6 +208,7 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
             snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
     if text_only:
         click.echo(f"no citation model: the text-only rankers ({rec.name}) are evaluated", err=True)
+        assert queries is not None and qrels is not None, "checked above: no --time-split means both files"
         qs, judged = resolve_judgments(snapshot, store_lookup=None, queries=read_queries(queries),
                                        qrels=read_qrels(qrels))
         results = rec.evaluate(qs, judged, quiet=obj.quiet)
@@ -216,19 +218,21 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
             raise UsageError(f"no paper after {time_split} cites a paper up to {time_split}")
         click.echo(f"time split at {time_split}: training on {split.train.n_papers:,} papers, "
                    f"{len(split.queries):,} later papers as queries", err=True)
-        rec = CitationRecommender(NNSelect(), NNRank(), BM25()).fit(split.train, quiet=obj.quiet)
-        results = rec.evaluate(split.queries, split.qrels, quiet=obj.quiet)
+        model = CitationRecommender(NNSelect(), NNRank(), BM25()).fit(split.train, quiet=obj.quiet)
+        results = model.evaluate(split.queries, split.qrels, quiet=obj.quiet)
     else:
-        rec, _ = load_recommender(obj.settings.models_dir, snapshot)
-        rec.baseline = BM25().fit(snapshot, quiet=obj.quiet)
+        assert queries is not None and qrels is not None, "checked above: no --time-split means both files"
+        model, _ = load_recommender(obj.settings.models_dir, snapshot)
+        model.baseline = BM25().fit(snapshot, quiet=obj.quiet)
         qs, judged = resolve_judgments(snapshot, store_lookup=None, queries=read_queries(queries),
                                        qrels=read_qrels(qrels))
-        results = rec.evaluate(qs, judged, quiet=obj.quiet)
+        results = model.evaluate(qs, judged, quiet=obj.quiet)
     click.echo(format_results(results))
     if plot:
         from scholargraph.ranking.plots import grouped_bars
 
-        title = f"citation recommendation ({'time split at ' + str(time_split) if time_split else Path(queries).name})"
+        source = f"time split at {time_split}" if time_split else Path(cast(str, queries)).name
+        title = f"citation recommendation ({source})"
         grouped_bars([(title, results)], ["f1@20", "mrr", "recall@20", "recall@100"],
                      ["F1@20", "MRR", "Recall@20", "Recall@100"], plot)
         click.echo(f"plot: {plot}")

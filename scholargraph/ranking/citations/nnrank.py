@@ -175,7 +175,7 @@ class NNRank:
     # --- training --------------------------------------------------------------------------------
 
     def fit(self, snapshot: GraphSnapshot, selector: NNSelect, as_of: int | None = None, epochs: int | None = None,
-            queries: Sequence[int] | None = None, quiet: bool = True) -> NNRank:
+            queries: Sequence[int] | np.ndarray | None = None, quiet: bool = True) -> NNRank:
         """Train on the citations of `snapshot` as of `as_of`: for sampled citing papers, the positives are
         what they cite, the negatives NNSelect's other candidates for them (what the ranker must tell apart
         at run time), random papers and papers cited by their citations. The selector must be fitted; it is
@@ -186,7 +186,7 @@ class NNRank:
             return self._fit(snapshot, selector, as_of, epochs, queries, quiet)
 
     def _fit(self, snapshot: GraphSnapshot, selector: NNSelect, as_of: int | None, epochs: int | None,
-             queries: Sequence[int] | None, quiet: bool) -> NNRank:
+             queries: Sequence[int] | np.ndarray | None, quiet: bool) -> NNRank:
         if not hasattr(selector, "model_"):
             raise NotFitted("NNRank.fit needs a fitted NNSelect")
         prm = self.params

@@ -152,7 +152,7 @@ class NNSelect:
     # --- training --------------------------------------------------------------------------------
 
     def fit(self, snapshot: GraphSnapshot, as_of: int | None = None, epochs: int | None = None,
-            queries: Sequence[int] | None = None, quiet: bool = True) -> NNSelect:
+            queries: Sequence[int] | np.ndarray | None = None, quiet: bool = True) -> NNSelect:
         """Learn the vocabulary and word vectors from `snapshot` as of `as_of` (all of it when None), then
         index that snapshot. `queries` restricts the citing papers trained on (indexes into the as-of
         snapshot); by default every paper with text that cites a paper with text."""
@@ -160,7 +160,7 @@ class NNSelect:
             return self._fit(snapshot, as_of, epochs, queries, quiet)
 
     def _fit(self, snapshot: GraphSnapshot, as_of: int | None, epochs: int | None,
-             queries: Sequence[int] | None, quiet: bool) -> NNSelect:
+             queries: Sequence[int] | np.ndarray | None, quiet: bool) -> NNSelect:
         train = snapshot.as_of(as_of) if as_of is not None else snapshot
         epochs = self.params.epochs if epochs is None else epochs
         rng = np.random.default_rng(self.params.seed)

@@ -175,6 +175,7 @@ class CitationRecommender:
         per_draft: dict[int | None, list[float]] = {c: [] for c in choices}
         f1: dict[int | None, list[float]] = {c: [] for c in choices}
         rr: dict[int | None, list[float]] = {c: [] for c in choices}
+        assert self.lexical is not None, "fit sets BM25 before choosing the fusion"
         for q in queries:
             gold = qrels.get(q.id)
             if not gold:
@@ -189,7 +190,7 @@ class CitationRecommender:
                 rr[c].append(metrics.reciprocal_rank(run, gold))
                 per_draft[c].append(f1[c][-1] + rr[c][-1])
         fused = [c for c in choices if c is not None]
-        best = max(fused, key=lambda c: round(float(np.mean(per_draft[c])), 9))
+        best: int | None = max(fused, key=lambda c: round(float(np.mean(per_draft[c])), 9))
         margin = se = 0.0
         if None in choices:
             diff = np.asarray(per_draft[None]) - np.asarray(per_draft[best])
@@ -226,6 +227,7 @@ class CitationRecommender:
     def _fused(self, ranked: np.ndarray, title: str | None, abstract: str | None, year: int | None,
                exclude_ids: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """The re-ranked candidates fused with BM25's ranking (both indexing the same snapshot)."""
+        assert self.lexical is not None and self.rrf_k is not None, "fusion has BM25 and its k"
         lexical = [i for i, _ in self.lexical.recommend(title, abstract, year, tuple(exclude_ids), FUSION_DEPTH)]
         fused = reciprocal_rank_fusion([ranked[:FUSION_DEPTH].tolist(), lexical], self.rrf_k)
         return (np.array([i for i, _ in fused], dtype=np.int64), np.array([f for _, f in fused], dtype=np.float32))
@@ -386,6 +388,7 @@ def hold_out_drafts(train: GraphSnapshot, n: int, keep_out: Iterable[int] = (),
     for q in pool.tolist():
         refs = cit.indices[cit.indptr[q]:cit.indptr[q + 1]]
         pid = train.paper_ids[q]
+        assert train.titles is not None and train.abstracts is not None, "a draft with text has text fields"
         queries.append(Query(pid, train.titles[q], train.abstracts[q], int(years[q])))
         qrels[pid] = {train.paper_ids[j]: 1 for j in refs.tolist() if has_text[j]}
     keep = np.ones(train.n_papers, dtype=np.float32)

@@ -94,8 +94,8 @@ def served_recommender(store, models_dir: Path, quiet: bool = True,
             snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
         rec, meta = load_recommender(models_dir, snapshot)
         return Served(rec, snapshot, rec.name, meta["version"])
-    rec = text_only_recommender(store, models_dir, quiet, snapshot)
-    return Served(rec, rec.snapshot_, rec.name, f"text-only:{rec.name}")
+    text_only = text_only_recommender(store, models_dir, quiet, snapshot)
+    return Served(text_only, text_only.snapshot_, text_only.name, f"text-only:{text_only.name}")
 
 
 def served_version(models_dir: Path) -> str:

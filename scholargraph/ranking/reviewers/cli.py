@@ -47,7 +47,7 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None, trai
     t0 = time.perf_counter()
     with open_store(obj.settings, quiet=obj.quiet) as store:
         trained = service.train(store, obj.settings.models_dir, min_papers=min_papers,
-                                judged_files=(queries, qrels) if queries else None,
+                                judged_files=(queries, qrels) if queries and qrels is not None else None,
                                 training_queries=training_queries, steps=steps, quiet=obj.quiet)
     info = trained.model.fit_info_
     click.echo(f"trained RECO-Rank on {info.get('queries', 0):,} queries ({info.get('judged', 0)} judged) with a "

@@ -48,7 +48,9 @@ class TfidfRanker:
         self.index, self.pool = index, pool
         snap = index.snapshot
         vocab: dict[str, int] = {}
-        rows, cols, vals = [], [], []
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[int] = []
         for i in range(snap.n_papers):
             counts: dict[int, int] = {}
             for tok in textlib.tokenize(snap.text(i)):
@@ -325,7 +327,8 @@ def heldout_judgments(index: EvidenceIndex, test_year: int, *, n_queries: int = 
     rng.shuffle(cand)
     auth = snap.authorship.tocsc()
     profiles = reviewer_profiles(index, pool)
-    queries, qrels, candidates = [], {}, {}
+    queries: list[Query] = []
+    qrels, candidates = {}, {}
     for p in cand:
         if len(queries) >= n_queries:
             break

@@ -110,7 +110,7 @@ def lexical_matrix(snapshot: GraphSnapshot, encoder, texts: Sequence[str] | None
     idx = np.flatnonzero([bool(t and t.strip()) for t in texts])
     if len(idx) == 0:
         return sp.csr_matrix((snapshot.n_papers, 1), dtype=np.float32)
-    rows = sp.csr_matrix(encoder.tfidf([texts[i] for i in idx]), dtype=np.float32)
+    rows = sp.csr_matrix(encoder.tfidf([texts[int(i)] for i in idx]), dtype=np.float32)
     pick = sp.csr_matrix((np.ones(len(idx), np.float32), (idx, np.arange(len(idx)))),
                          shape=(snapshot.n_papers, len(idx)))
     return (pick @ rows).tocsr()
@@ -272,7 +272,7 @@ class EvidenceIndex:
         if len(idx):
             if not stored:
                 titles, abstracts = snapshot.text_fields()
-                enc = np.asarray(encoder.encode_fields([titles[i] for i in idx], [abstracts[i] for i in idx]),
+                enc = np.asarray(encoder.encode_fields([titles[int(i)] for i in idx], [abstracts[int(i)] for i in idx]),
                                  dtype=np.float32)
                 text_vectors = np.zeros((snapshot.n_papers, enc.shape[1]), dtype=np.float32)
                 text_vectors[idx] = enc
@@ -434,6 +434,7 @@ class EvidenceIndex:
         else:
             out[1] = 1.0
         if query.has_topic and len(topics_b):
+            assert query.topic_vector is not None, "has_topic means a topic vector"
             t = topic_similarity(query.topic_vector, topics_b)
             out[2:4] = t.mean(), max(float(t.std()), _MIN_STD["topic"])
         else:
@@ -483,6 +484,7 @@ class EvidenceIndex:
 
     def dense_lexical(self, query: Query) -> np.ndarray:
         """The query's lexical row as a dense vector (sparse x dense products beat sparse x sparse ones)."""
+        assert self.lexical is not None and query.lexical_vector is not None, "asked only when both have one"
         out = np.zeros(self.lexical.shape[1], dtype=np.float32)
         row = query.lexical_vector.tocsr()
         out[row.indices] = row.data
@@ -507,8 +509,10 @@ class EvidenceIndex:
         m_sem = self.has_text[papers] & query.has_text
         m_top = self.has_topic[papers] & query.has_topic
         if query.has_text and n:
+            assert query.text_vector is not None, "has_text means a text vector"
             sem = (self.text[papers] @ query.text_vector.astype(np.float32)).astype(np.float32)
         if query.has_topic and n:
+            assert query.topic_vector is not None, "has_topic means a topic vector"
             top = topic_similarity(query.topic_vector, self.topics[papers])
         refs = np.asarray(query.references, dtype=np.int64)
         m_cit = np.zeros(n, dtype=bool)

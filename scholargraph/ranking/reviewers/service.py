@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.features import current_model_paths, features_up_to_date
@@ -19,9 +20,13 @@ from scholargraph.graph.vectors import stored_text_vectors
 from scholargraph.ranking.graph_models import load_graph_models
 from scholargraph.ranking.metrics import read_qrels
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
-from scholargraph.ranking.reviewers.query import ReviewerPool, read_candidates
+from scholargraph.ranking.reviewers.explain import Suggestion
+from scholargraph.ranking.reviewers.query import Query, ReviewerPool, read_candidates
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.registry import ModelRegistry
+
+if TYPE_CHECKING:  # imported when evaluating (it is large)
+    from scholargraph.ranking.reviewers.expertise import ExpertiseJudgments
 
 MODEL_KIND = "reviewers"
 
@@ -73,7 +78,7 @@ def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | N
         snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, semantic_encoder=key,
                                             with_vectors=key is not None or current)
     # Only papers without a text vector of this encoder (ingested since) are encoded here.
-    text = stored_text_vectors(snapshot, encoder)[0] if key is not None else None
+    text = stored_text_vectors(snapshot, encoder)[0] if key is not None and encoder is not None else None
     same_topics = topic_model is not None and (models or graph_models).get("topics") == graph_models.get("topics")
     return EvidenceIndex.build(snapshot, encoder=encoder, topic_model=topic_model, text_vectors=text,
                                stored_topic_vectors=snapshot.topic_vectors if current and same_topics else None,
@@ -168,7 +173,7 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
     if candidates_file:
         candidates, cand_ids = resolve_candidates(resolver, read_candidates(candidates_file), "--candidates", warn)
         forms["author"].update(cand_ids.given_forms())
-    results = []
+    results: list[tuple[Query, list[Suggestion]]] = []
     for q in queries:
         # A query is listed under its id, or under the form its paper id was given in (a bare id).
         listed = candidates.get(q.id, candidates.get(forms["paper"].get(q.id, q.id)))
@@ -238,7 +243,7 @@ class ExpertiseEvaluation:
     used (`origin`), and the evidence's text encoder."""
 
     results: dict
-    judgments: object
+    judgments: ExpertiseJudgments
     origin: str
     encoder: str
 

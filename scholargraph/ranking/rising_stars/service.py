@@ -68,6 +68,7 @@ def train(store, models_dir: Path, as_of: int, horizon: int, window: int, n_feat
     topics = _graph_topics(models_dir, snapshot)
     data = build_dataset(snapshot, as_of, horizon, paper_topics=topics, window=window,
                          external_features=n_features == 20, labels_without_self_citations=not self_citations)
+    assert data.labels is not None, "a dataset with a horizon has labels"
     if len(data) < 10:
         raise UsageError(f"only {len(data)} young researchers as of {as_of}: choose another --as-of or --window")
     model = IIRL().fit(data.X, data.labels, topics=data.topic_groups(3), feature_names=data.feature_names)
@@ -150,6 +151,7 @@ def evaluate(store, as_of: int, horizon: int, window: int, ks: tuple[float, ...]
     topics = fit_paper_topics(past, num_topics=num_topics)
     data = build_dataset(snapshot, as_of, horizon, paper_topics=topics, window=window, past=past,
                          external_features=n_features == 20)
+    assert data.labels is not None, "a dataset with a horizon has labels"
     log(f"{len(data):,} young researchers as of {as_of}; {int((data.labels > 0).sum()):,} with a non-zero "
         f"citation increment in ({as_of}, {as_of + horizon}]")
     return run_evaluation(data, ks=ks, repeats=repeats, plot_path=plot)
