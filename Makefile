@@ -1,4 +1,4 @@
-# scholargraph: `make demo` runs the main job, `make test` runs the whole test suite.
+# scholargraph: `make demo` runs the main job, `make test` runs the whole test suite, `make check` the static checks.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # A local CPU build of torch, when the machine keeps one, avoids the large CUDA download.
 TORCH_WHEELS ?= /opt/wheels
 
-.PHONY: install demo test lint lock bench clean neo4j-start neo4j-stop
+.PHONY: install demo test lint check lock bench clean neo4j-start neo4j-stop
 
 install: $(STAMP)
 
@@ -29,6 +29,11 @@ test: install
 lint: install
 	$(BIN)/ruff check scholargraph tests bench
 
+# ruff, the layer contracts of .importlinter, and mypy on graph/ and ranking/ (setup.cfg [mypy]).
+check: lint
+	$(BIN)/lint-imports
+	$(BIN)/mypy
+
 # Resolve the dependencies afresh and rewrite requirements.lock (then commit it).
 lock:
 	TORCH_WHEELS=$(TORCH_WHEELS) PYTHON=$(PYTHON) bash scripts/lock.sh
@@ -37,4 +42,4 @@ bench: install
 	$(BIN)/python bench/store_write.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis *.egg-info .scholargraph-test .scholargraph-demo
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .import_linter_cache .grimp_cache .hypothesis *.egg-info .scholargraph-test .scholargraph-demo
