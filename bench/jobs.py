@@ -26,10 +26,8 @@ if "PYTHONPATH" not in os.environ:
 
 def _count(counter: Counter, cls, name: str, rows: bool = False) -> None:
     """Wrap `cls.name` so that each call (or, with `rows`, each row it yields) counts under `name`."""
-    original = getattr(cls, name)
-    if isinstance(original, classmethod):
-        original = original.__func__
     raw = cls.__dict__[name]
+    original = raw.__func__ if isinstance(raw, classmethod) else raw
 
     if rows:
         def wrapper(self, *args, **kwargs):
