@@ -57,15 +57,19 @@ class Neo4jStore:
         self.uri = uri
         self.database = database
         auth = (user, password) if password else None
+        driver = None
         try:
-            self._driver = GraphDatabase.driver(uri, auth=auth, connection_timeout=connection_timeout,
-                                                max_transaction_retry_time=30.0,
-                                                # Server notices (unknown labels on an empty graph,
-                                                # deprecations) are not the user's concern.
-                                                notifications_min_severity="OFF")
-            self._driver.verify_connectivity()
+            driver = GraphDatabase.driver(uri, auth=auth, connection_timeout=connection_timeout,
+                                          max_transaction_retry_time=30.0,
+                                          # Server notices (unknown labels on an empty graph,
+                                          # deprecations) are not the user's concern.
+                                          notifications_min_severity="OFF")
+            driver.verify_connectivity()
         except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, OSError, ValueError) as exc:
+            if driver is not None:
+                driver.close()  # one that never connected (wrong password, say) still holds its pool
             raise StoreUnavailable(f"cannot reach Neo4j at {uri}: {_describe(exc)}") from None
+        self._driver = driver
 
     # --- plumbing -------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -360,6 +361,11 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     _port_file(settings).write_text(str(port))
     _http_port_file(settings).write_text(str(http_port))
     _wait_ready(settings, proc.pid, port, timeout, proc, http_port=http_port)
+    # The server outlives this process by design (`neo4j stop` ends it through its pid file): its handle
+    # is dropped here without the "subprocess is still running" ResourceWarning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        del proc
     return status(settings)
 
 

@@ -78,7 +78,8 @@ def test_password_turns_auth_on_and_is_never_logged(spare_settings):
             Neo4jStore(settings.uri, password="wrong-password")
         logs = "\n".join(local_server.tail_logs(settings, 10_000))
         assert secret not in logs
-        cmdline = open(f"/proc/{local_server.running_pid(settings)}/cmdline", "rb").read()
+        with open(f"/proc/{local_server.running_pid(settings)}/cmdline", "rb") as f:
+            cmdline = f.read()
         assert secret.encode() not in cmdline
     finally:
         local_server.stop(settings)

@@ -145,7 +145,8 @@ def test_aminer_corpus_normalizes_to_the_ids_of_the_ground_truth(world, corpus):
 def test_openalex_corpus_normalizes(world_oa):
     bundles = _bundles(world_oa, "openalex")
     assert len(bundles) == 2000
-    raw = json.loads((world_oa / "corpus.openalex.jsonl").open().readline())
+    with (world_oa / "corpus.openalex.jsonl").open() as f:
+        raw = json.loads(f.readline())
     assert raw["id"].startswith("https://openalex.org/W1")
     assert raw["authorships"][0]["author_position"] == "first"
     ids = {b.paper.id for b in bundles}

@@ -59,7 +59,8 @@ def test_experiment_table_and_chart(world, tmp_path):
     table = exp.table()
     assert "Hard P@5" in table and "RECO-Rank" in table
     png = plot_results([exp], str(tmp_path / "chart.png"))
-    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert "±" in format_table({"a": {"soft_p5": 0.5, "soft_p5_std": 0.1}})
 
 
