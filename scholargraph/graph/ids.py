@@ -10,7 +10,6 @@ from scholargraph.errors import UsageError
 from scholargraph.graph.records import author_name_key, fold_id, has_whitespace, normalize_doi
 
 KINDS = ("paper", "author", "topic", "venue")
-LABELS = {"paper": "Paper", "author": "Author", "topic": "Topic", "venue": "Venue"}
 
 # The sources ingestion qualifies ids with, per kind: what a bare id may stand for when the store is asked
 # (a snapshot knows its own ids and reads the prefixes off them).

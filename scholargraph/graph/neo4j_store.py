@@ -158,10 +158,6 @@ class Neo4jStore:
             yield rows
             after = last
 
-    def server_version(self) -> str:
-        info = self._guard(self._driver.get_server_info)
-        return info.agent
-
     # --- schema and housekeeping -------------------------------------------------------------
 
     def apply_schema(self) -> int:

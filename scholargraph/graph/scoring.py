@@ -45,9 +45,6 @@ class ScoringRun:
                                             "watermark": watermark})
         return self
 
-    def heartbeat(self) -> None:
-        self.store.record_run(self.run_id, {"heartbeat_at": datetime.now(UTC)})
-
     def publish(self, rows: Iterable[dict], counts: dict | None = None, node_label: str | None = None,
                 node_ids: Sequence[str] = (), node_props: dict[str, Sequence | np.ndarray] | None = None,
                 extra: dict | None = None, rescored: Sequence[str] | None = None) -> int:

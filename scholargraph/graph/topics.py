@@ -255,11 +255,6 @@ class TopicModel:
         return [[(w.replace("_", " "), float(p)) for w, p in self.lda_.show_topic(k, topn=n)]
                 for k in range(self.lda_.num_topics)]
 
-    def topic_word_matrix(self) -> np.ndarray:
-        """K x vocabulary: p(word | topic)."""
-        self._check()
-        return self.lda_.get_topics()
-
     # --- persistence ----------------------------------------------------------------------------------
 
     def save(self, path: str | Path) -> Path:

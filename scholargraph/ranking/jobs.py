@@ -35,7 +35,6 @@ class JobContext:
     full: bool = False
     quiet: bool = True
     log: Callable[[str], None] = lambda _msg: None
-    heartbeat: Callable[[], None] = lambda: None
     lock_owner: str | None = None  # recorded on each ScoringRun: the next lock holder knows it is dead
     # The graph as this run reads it: pulled once, by the first step that needs it, and shared by the others.
     _snapshot: GraphSnapshot | None = field(default=None, repr=False)

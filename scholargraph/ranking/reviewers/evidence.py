@@ -17,7 +17,6 @@ from scholargraph.graph.vectors import citation_vector_for_references
 from scholargraph.ranking.reviewers.coi import ConflictChecker
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 
-EVIDENCE = ("semantic", "topic", "citation")
 CITATION_PARTS = ("vector", "direct", "coupling", "cocitation")
 QUERY_FEATURES = ("sem_mean", "sem_std", "topic_mean", "topic_std", "vec_mean", "vec_std", "lex_mean", "lex_std",
                   "has_text", "has_topic", "has_refs", "log_refs", "topic_entropy")
