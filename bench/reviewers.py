@@ -105,6 +105,16 @@ def minilm_vectors(snapshot, path: Path) -> np.ndarray:
     return vecs
 
 
+def role_ranks(run: dict, roles: dict) -> dict:
+    """Mean rank (1-based) per candidate role, for synthetic worlds (reviewers.roles.tsv)."""
+    acc: dict[str, list[int]] = {}
+    for q, ranked in run.items():
+        for pos, (a, _) in enumerate(ranked, start=1):
+            if (q, a) in roles:
+                acc.setdefault(roles[(q, a)], []).append(pos)
+    return {r: float(np.mean(v)) for r, v in sorted(acc.items())}
+
+
 def _write(exp, out: Path, name: str) -> None:
     from scholargraph.ranking.reviewers.evaluate import plot_results
 
@@ -122,7 +132,6 @@ def cmd_synthetic(args) -> None:
     from scholargraph.ranking.reviewers.evaluate import (
         cof_ranker,
         model_ranker,
-        role_ranks,
         run_ranker,
         synthetic_experiment,
     )

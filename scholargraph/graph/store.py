@@ -34,11 +34,6 @@ def to_camel(name: str) -> str:
     return _CAMEL_BOUNDARY.sub(lambda m: m.group(1).upper(), name)
 
 
-def to_snake(name: str) -> str:
-    """camelCase (stored property) -> snake_case (Python)."""
-    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
-
-
 def check_name(name: str, allowed: tuple[str, ...]) -> None:
     if name not in allowed:
         raise ValueError(f"unknown {name!r}; expected one of {', '.join(allowed)}")

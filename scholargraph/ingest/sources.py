@@ -182,26 +182,6 @@ def _describe(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
-def open_lines(path: str) -> Iterator[tuple[int, bytes] | ReadFailure]:
-    """(1-based line number, raw line bytes without the line ending) for plain and gzipped
-    files. When reading fails part-way, the complete lines come first, then one ReadFailure
-    carrying the line number where reading stopped and the partial line as its excerpt."""
-    lineno = 0
-    rest = b""
-    for chunk in iter_chunks(path):
-        if isinstance(chunk, ReadFailure):
-            excerpt = rest[:EXCERPT_CHARS].decode("utf-8", "replace")
-            yield ReadFailure(lineno + 1, chunk.offset, chunk.reason, excerpt)
-            return
-        lines = (rest + chunk if rest else chunk).split(b"\n")
-        rest = lines.pop()
-        for line in lines:
-            lineno += 1
-            yield lineno, line[:-1] if line.endswith(b"\r") else line
-    if rest:
-        yield lineno + 1, rest[:-1] if rest.endswith(b"\r") else rest
-
-
 def iter_text(path: str) -> Iterator[tuple[str, bool] | ReadFailure]:
     """(decoded text chunk, whether it holds invalid UTF-8). Invalid bytes become lone
     surrogates (see INVALID_UTF8) so that a parser can fail just the record holding them.

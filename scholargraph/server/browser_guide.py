@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import os
-import re
 import shlex
 import shutil
 import zipfile
@@ -159,8 +158,3 @@ def write_browser_jar(browser_jar: Path, path: Path, page: str) -> Path:
                      compress_type=zipfile.ZIP_DEFLATED)
     os.replace(tmp, path)
     return path
-
-
-def guide_names(page: str) -> list[str]:
-    """The query names of a rendered guide, in order (for checks)."""
-    return re.findall(r"<h3>([\w-]+)</h3>", page)

@@ -213,16 +213,6 @@ def evaluate_rankers(rankers: Mapping[str, Ranker], judgments: Judgments, pool: 
     return results
 
 
-def role_ranks(run: Mapping[str, Sequence[tuple[str, float]]], roles: Mapping[tuple[str, str], str]) -> dict:
-    """Mean rank (1-based) per candidate role, for synthetic worlds (reviewers.roles.tsv)."""
-    acc: dict[str, list[int]] = {}
-    for q, ranked in run.items():
-        for pos, (a, _) in enumerate(ranked, start=1):
-            if (q, a) in roles:
-                acc.setdefault(roles[(q, a)], []).append(pos)
-    return {r: float(np.mean(v)) for r, v in sorted(acc.items())}
-
-
 # --- training sets and experiments --------------------------------------------------------------------------
 
 

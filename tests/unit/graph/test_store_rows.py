@@ -1,7 +1,14 @@
 """Flattening bundles into query rows (no server needed)."""
 
+import re
+
 from scholargraph.graph.records import Author, Authorship, Citation, Paper, PaperBundle, Venue
-from scholargraph.graph.store import BatchRows, to_camel, to_snake
+from scholargraph.graph.store import BatchRows, to_camel
+
+
+def to_snake(name: str) -> str:
+    """camelCase (stored property) -> snake_case (Python): to_camel's inverse, which only tests need."""
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
 
 
 def bundle(pid, sources, refs=(), title="T", venue=None):

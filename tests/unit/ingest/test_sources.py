@@ -7,6 +7,7 @@ import io
 import json
 import os
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -17,7 +18,6 @@ from scholargraph.ingest.sources import (
     expand_inputs,
     iter_json_records,
     iter_text,
-    open_lines,
 )
 
 
@@ -65,6 +65,27 @@ def test_expand_inputs_rejects_unreadable_files(tmp_path):
     os.chmod(path, 0)
     with pytest.raises(UsageError, match="not readable"):
         expand_inputs([path])
+
+
+def open_lines(path: str) -> Iterator[tuple[int, bytes] | ReadFailure]:
+    """(1-based line number, raw line bytes without the line ending) for plain and gzipped
+    files. When reading fails part-way, the complete lines come first, then one ReadFailure
+    carrying the line number where reading stopped and the partial line as its excerpt: iter_chunks
+    seen line by line, which only these tests need."""
+    lineno = 0
+    rest = b""
+    for chunk in sources.iter_chunks(path):
+        if isinstance(chunk, ReadFailure):
+            excerpt = rest[:sources.EXCERPT_CHARS].decode("utf-8", "replace")
+            yield ReadFailure(lineno + 1, chunk.offset, chunk.reason, excerpt)
+            return
+        lines = (rest + chunk if rest else chunk).split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            lineno += 1
+            yield lineno, line[:-1] if line.endswith(b"\r") else line
+    if rest:
+        yield lineno + 1, rest[:-1] if rest.endswith(b"\r") else rest
 
 
 # --- open_lines --------------------------------------------------------------------------------

@@ -1,12 +1,12 @@
 """The query library's Neo4j Browser guide: HTML from query specs, and the Browser jar carrying it."""
 
+import re
 import zipfile
 
 from scholargraph.graph.query_library import QuerySpec, list_queries
 from scholargraph.server import browser_guide
 from scholargraph.server.browser_guide import (
     GUIDE_RESOURCE,
-    guide_names,
     library_guide,
     params_command,
     query_body,
@@ -24,6 +24,13 @@ TOP_TEXT = """// purpose: The top things of a topic.
 MATCH (a:Author)-[r:RISING_STAR_IN]->(t:Topic {id: $topic}) WHERE r.score >= $minScore
 RETURN a.id AS author ORDER BY r.score DESC LIMIT $limit
 """
+
+
+def guide_names(page: str) -> list[str]:
+    """The query names of a rendered guide, in order."""
+    return re.findall(r"<h3>([\w-]+)</h3>", page)
+
+
 RUNS = QuerySpec("runs", "Latest runs & their status.", "", {})
 RUNS_TEXT = "// purpose: Latest runs & their status.\nMATCH (r:ScoringRun) RETURN r\n"
 
