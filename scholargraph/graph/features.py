@@ -55,6 +55,7 @@ class FeatureOptions:
     citation_dim: int = 64
     seed: int = 0
     backend: str = "networkx"  # PageRank backend: "networkx" (SciPy, in process) or "gds" (on the server)
+    strict: bool = True  # PageRank that has not converged in max_iter raises; False: its last iterate
 
 
 @dataclass
@@ -139,6 +140,47 @@ def encode_papers(snapshot: GraphSnapshot, encoder, mask: np.ndarray | None = No
     return out
 
 
+def _timer(f: Features, log: Callable[[str], None]) -> Callable[[str, Callable[[], Any]], Any]:
+    """`timed(name, fn)`: fn's result, its wall time recorded in f.timings and logged."""
+    def timed(name: str, fn):
+        t0 = time.perf_counter()
+        result = fn()
+        f.timings[name] = time.perf_counter() - t0
+        log(f"{name}: {f.timings[name]:.1f}s")
+        return result
+    return timed
+
+
+def _network_features(snapshot: GraphSnapshot, options: FeatureOptions, f: Features, timed) -> None:
+    """Fill f's networks, citation counts and PageRank for the steps in options.only."""
+    only = set(options.only)
+    if only & {"networks", "pagerank"}:
+        f.acn = timed("ACN", lambda: networks.coauthor_matrix(snapshot))
+        f.accn = timed("ACCN", lambda: networks.author_citation_matrix(snapshot))
+        f.vccn = timed("VCCN", lambda: networks.venue_citation_matrix(snapshot))
+        f.paper_citations = networks.paper_citation_counts(snapshot)
+        f.venue_avg_citation = networks.venue_avg_citation(snapshot)
+    if "pagerank" in only:
+        pr: dict[str, Any] = {"damping": options.damping, "max_iter": options.max_iter, "tol": options.tol,
+                              "strict": options.strict}
+        f.paper_pagerank = timed("PageRank papers", lambda: pagerank(snapshot.citations, **pr))
+        f.author_pagerank_coauthor = timed("PageRank ACN", lambda: pagerank(f.acn, **pr))
+        f.author_pagerank_citation = timed("PageRank ACCN", lambda: pagerank(f.accn, **pr))
+        f.venue_pagerank = (timed("PageRank VCCN", lambda: pagerank(f.vccn, **pr))
+                            if snapshot.n_venues else np.zeros(0))
+
+
+def network_features(snapshot: GraphSnapshot, options: FeatureOptions | None = None,
+                     log: Callable[[str], None] = lambda _: None) -> Features:
+    """The networks (ACN, ACCN, VCCN), citation counts and PageRank of `snapshot` (`options.only` of
+    "networks"/"pagerank"; both by default): the part of the pipeline that models computing features as of a
+    year (rising stars) take from here rather than computing themselves."""
+    options = options or FeatureOptions(only=("networks", "pagerank"))
+    f = Features()
+    _network_features(snapshot, options, f, _timer(f, log))
+    return f
+
+
 def compute_features(snapshot: GraphSnapshot, options: FeatureOptions, *, topic_model=None, encoder=None,
                      log: Callable[[str], None] = lambda _: None, encode: np.ndarray | None = None,
                      quiet: bool = True) -> Features:
@@ -148,27 +190,8 @@ def compute_features(snapshot: GraphSnapshot, options: FeatureOptions, *, topic_
     `semantic` stay zero (the store already holds their vectors)."""
     f = Features()
     only = set(options.only)
-
-    def timed(name: str, fn):
-        t0 = time.perf_counter()
-        result = fn()
-        f.timings[name] = time.perf_counter() - t0
-        log(f"{name}: {f.timings[name]:.1f}s")
-        return result
-
-    if only & {"networks", "pagerank"}:
-        f.acn = timed("ACN", lambda: networks.coauthor_matrix(snapshot))
-        f.accn = timed("ACCN", lambda: networks.author_citation_matrix(snapshot))
-        f.vccn = timed("VCCN", lambda: networks.venue_citation_matrix(snapshot))
-        f.paper_citations = networks.paper_citation_counts(snapshot)
-        f.venue_avg_citation = networks.venue_avg_citation(snapshot)
-    if "pagerank" in only:
-        pr: dict[str, Any] = {"damping": options.damping, "max_iter": options.max_iter, "tol": options.tol}
-        f.paper_pagerank = timed("PageRank papers", lambda: pagerank(snapshot.citations, **pr))
-        f.author_pagerank_coauthor = timed("PageRank ACN", lambda: pagerank(f.acn, **pr))
-        f.author_pagerank_citation = timed("PageRank ACCN", lambda: pagerank(f.accn, **pr))
-        f.venue_pagerank = (timed("PageRank VCCN", lambda: pagerank(f.vccn, **pr))
-                            if snapshot.n_venues else np.zeros(0))
+    timed = _timer(f, log)
+    _network_features(snapshot, options, f, timed)
     if "topics" in only:
         texts = [snapshot.text(i) for i in range(snapshot.n_papers)]
         if topic_model is None:

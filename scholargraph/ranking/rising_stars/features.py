@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from scholargraph.graph import networks
-from scholargraph.graph.pagerank import pagerank
+from scholargraph.graph.features import FeatureOptions, network_features
 from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
 
 FEATURE_NAMES: tuple[str, ...] = (
@@ -241,26 +241,26 @@ def compute_features(past: GraphSnapshot, as_of: int, paper_topics: np.ndarray |
     out[:, col["avg_citations"]] = np.divide(citations, n_papers, out=np.zeros(n_a), where=n_papers > 0)
     lap("author")
 
-    # social
-    acn = sp.csr_matrix(networks.coauthor_matrix(past), dtype=np.float64)
-    co = acn.copy()
+    # social: the networks and their PageRank are the feature pipeline's (graph.features), as of T
+    net = network_features(past, FeatureOptions(only=("networks", "pagerank"), strict=False))
+    assert (net.acn is not None and net.author_pagerank_coauthor is not None and net.venue_pagerank is not None
+            and net.author_pagerank_citation is not None and net.venue_avg_citation is not None), \
+        "the networks and pagerank steps fill every network feature"
+    lap("social: networks and PageRank")
+    co = sp.csr_matrix(net.acn, dtype=np.float64, copy=True)
     co.setdiag(0)
     co = _binary(co)
     degree = np.asarray(co.sum(axis=1)).ravel()
     out[:, col["n_coauthors"]] = degree
     out[:, col["coauthor_avg_citations"]] = _mean_over_neighbours(co, citations, degree)
-    lap("social: ACN")
-    pr_acn = pagerank(acn, strict=False) * n_a if n_a else np.zeros(0)
-    lap("social: PageRank ACN")
-    accn = networks.author_citation_matrix(past)
-    lap("social: ACCN")
-    pr_accn = pagerank(accn, strict=False) * n_a if n_a else np.zeros(0)
-    lap("social: PageRank ACCN")
+    # Scaled to mean 1 (see above); the pipeline stores them unscaled.
+    pr_acn = net.author_pagerank_coauthor * n_a if n_a else np.zeros(0)
+    pr_accn = net.author_pagerank_citation * n_a if n_a else np.zeros(0)
     out[:, col["pagerank_acn"]] = pr_acn
     out[:, col["pagerank_accn"]] = pr_accn
     out[:, col["coauthor_avg_pagerank_acn"]] = _mean_over_neighbours(co, pr_acn, degree)
     out[:, col["coauthor_avg_pagerank_accn"]] = _mean_over_neighbours(co, pr_accn, degree)
-    del acn, co, accn
+    del co
     lap("social")
 
     # venue
@@ -268,9 +268,8 @@ def compute_features(past: GraphSnapshot, as_of: int, paper_topics: np.ndarray |
     has_venue = venue != NO_VENUE
     v = np.where(has_venue, venue, 0)
     if past.n_venues:
-        venue_avg = np.asarray(networks.venue_avg_citation(past), dtype=np.float64)
-        vccn = networks.venue_citation_matrix(past)
-        venue_pr = pagerank(vccn, strict=False) * past.n_venues
+        venue_avg = np.asarray(net.venue_avg_citation, dtype=np.float64)
+        venue_pr = net.venue_pagerank * past.n_venues
     else:
         venue_avg = venue_pr = np.zeros(1)
     recent = dated & (year >= as_of - 1) & (year <= as_of)
