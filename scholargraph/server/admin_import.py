@@ -63,14 +63,14 @@ def run_import(settings: Settings, files: dict[str, list[str]], array_delimiter:
     t0 = time.perf_counter()
     try:
         with open(log_path, "w") as log:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                                    stdin=subprocess.DEVNULL)
-            assert proc.stdout is not None
-            for line in proc.stdout:  # the importer's own progress, shown unless --quiet
-                log.write(line)
-                if not quiet:
-                    sys.stderr.write(line)
-            code = proc.wait()
+            with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                  stdin=subprocess.DEVNULL) as proc:  # closes the pipe when done
+                assert proc.stdout is not None
+                for line in proc.stdout:  # the importer's own progress, shown unless --quiet
+                    log.write(line)
+                    if not quiet:
+                        sys.stderr.write(line)
+                code = proc.wait()
         seconds = time.perf_counter() - t0
         if code != 0:
             lines = [ln.strip() for ln in log_path.read_text(errors="replace").splitlines()]
