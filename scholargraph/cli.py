@@ -51,7 +51,7 @@ def main(ctx: click.Context, config: str | None, quiet: bool) -> None:
 
 
 def _register() -> None:
-    from scholargraph.graph.cli import db_group, features_command, query_command
+    from scholargraph.graph_cli import db_group, features_command, query_command
     from scholargraph.ingest.cli import ingest_command
     from scholargraph.ranking.citations.cli import citations_group
     from scholargraph.ranking.cli import jobs_group

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 import click
 
+from scholargraph.graph.ids import IdResolver, Resolution
 from scholargraph.tables import FORMATS, Rows, render
 
 FORMAT_HELP = {
@@ -59,3 +60,26 @@ def emit(rows: Rows, fmt: str, out: str | None, summary: Sequence[str] = (), not
         aside.append(note)
     if aside:
         click.echo("\n".join(aside), err=True)
+
+
+def migration_summary(counts: dict[str, int]) -> str:
+    """One line: what the whitespace-free id migration renamed (and folded into an existing node)."""
+    if not any(counts.values()):
+        return "ids: nothing to migrate (every id is whitespace-free)"
+    line = (f"ids migrated to their whitespace-free form: {counts.get('Author', 0):,} authors, "
+            f"{counts.get('Venue', 0):,} venues, {counts.get('Paper', 0):,} papers (ids, venue or source ids), "
+            f"{counts.get('PaperAlias', 0):,} paper aliases; the old ids still resolve")
+    if counts.get("folded"):
+        line += (f"; {counts['folded']:,} nodes folded into the node that already had the new id: run "
+                 "`scholargraph features --force` to recompute the derived networks")
+    return line
+
+
+def resolve_ids(resolver: IdResolver, kind: str, given, what: str) -> Resolution:
+    """`given` ids of one option resolved: unknown ones are warned about on stderr (their count, up to five
+    examples); none known at all is a UsageError (exit 2) that shows the expected form."""
+    res = resolver.resolve(kind, given).require(what)
+    message = res.warning(what)
+    if message:
+        click.echo(f"scholargraph: {message}", err=True)
+    return res

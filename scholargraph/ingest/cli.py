@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from scholargraph.graph.cli import migration_summary
+from scholargraph.cli_output import migration_summary
 from scholargraph.ingest.bulk_load import bulk_ingest, prepare_store
 from scholargraph.ingest.loader import ingest
 from scholargraph.ingest.normalize import FORMATS

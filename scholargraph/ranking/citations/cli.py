@@ -9,9 +9,8 @@ from typing import cast
 
 import click
 
-from scholargraph.cli_output import emit, rows_output, write_option
+from scholargraph.cli_output import emit, resolve_ids, rows_output, write_option
 from scholargraph.errors import UsageError
-from scholargraph.graph.cli import resolve_ids
 from scholargraph.graph.features import make_current
 from scholargraph.graph.ids import IdResolver, output_id
 from scholargraph.graph.snapshot import GraphSnapshot

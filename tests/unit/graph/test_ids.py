@@ -112,8 +112,7 @@ def test_output_ids_never_contain_whitespace():
 
 
 def test_query_command_exits_2_for_an_id_no_node_has(monkeypatch):
-    from scholargraph import cli
-    from scholargraph.graph import cli as graph_cli
+    from scholargraph import cli, graph_cli
 
     class FakeStore:
         def lookup_ids(self, kind, forms):

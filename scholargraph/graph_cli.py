@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from scholargraph.cli_output import emit, rows_output
+from scholargraph.cli_output import emit, migration_summary, rows_output
 from scholargraph.errors import UsageError
 from scholargraph.graph import query_library
 from scholargraph.graph.encoders import AUTO_ENCODER
 from scholargraph.graph.features import STEPS, FeatureOptions, run_features
-from scholargraph.graph.ids import EXPECTED, IdResolver, Resolution, output_id
+from scholargraph.graph.ids import EXPECTED, IdResolver, output_id
 from scholargraph.server.connect import open_store
 from scholargraph.tables import Rows
 
@@ -40,19 +40,6 @@ def migrate_cmd(obj) -> None:
         store.apply_schema()
         counts = store.migrate_ids()
     click.echo(migration_summary(counts))
-
-
-def migration_summary(counts: dict[str, int]) -> str:
-    """One line: what the whitespace-free id migration renamed (and folded into an existing node)."""
-    if not any(counts.values()):
-        return "ids: nothing to migrate (every id is whitespace-free)"
-    line = (f"ids migrated to their whitespace-free form: {counts.get('Author', 0):,} authors, "
-            f"{counts.get('Venue', 0):,} venues, {counts.get('Paper', 0):,} papers (ids, venue or source ids), "
-            f"{counts.get('PaperAlias', 0):,} paper aliases; the old ids still resolve")
-    if counts.get("folded"):
-        line += (f"; {counts['folded']:,} nodes folded into the node that already had the new id: run "
-                 "`scholargraph features --force` to recompute the derived networks")
-    return line
 
 
 @db_group.command("stats")
@@ -148,13 +135,3 @@ def query_command(obj, name: str | None, params: tuple[str, ...], fmt: str, out:
     if fix:
         rows = [[output_id(v) if i in fix and isinstance(v, str) else v for i, v in enumerate(row)] for row in rows]
     emit(Rows(columns, rows), fmt, out)
-
-
-def resolve_ids(resolver: IdResolver, kind: str, given, what: str) -> Resolution:
-    """`given` ids of one option resolved: unknown ones are warned about on stderr (their count, up to five
-    examples); none known at all is a UsageError (exit 2) that shows the expected form."""
-    res = resolver.resolve(kind, given).require(what)
-    message = res.warning(what)
-    if message:
-        click.echo(f"scholargraph: {message}", err=True)
-    return res
