@@ -39,7 +39,7 @@ class JobContext:
     # The graph as this run reads it: pulled once, by the first step that needs it, and shared by the others.
     _snapshot: GraphSnapshot | None = field(default=None, repr=False)
     snapshot_watermark: int | None = None  # server time read just before that pull
-    _vectors_key: object = field(default=False, repr=False)  # the encoder key of the stored vectors loaded
+    _vectors_loaded: bool = field(default=False, repr=False)
 
     def run_props(self, watermark: int) -> dict:
         return {"watermark": watermark, "lock_owner": self.lock_owner}
@@ -56,10 +56,9 @@ class JobContext:
         features step has written them (steps run in dependency order)."""
         snapshot = self.snapshot()
         # A step may have loaded another encoder's vectors into it itself (the text-only citations ranker).
-        if self._vectors_key != semantic_encoder or (semantic_encoder is not None
-                                                     and snapshot.semantic_encoder != semantic_encoder):
+        if not self._vectors_loaded or (semantic_encoder is not None and snapshot.semantic_encoder != semantic_encoder):
             snapshot.load_stored_vectors(self.store, semantic_encoder=semantic_encoder, quiet=self.quiet)
-            self._vectors_key = semantic_encoder
+            self._vectors_loaded = True
         return snapshot
 
 
