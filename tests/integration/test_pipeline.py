@@ -130,6 +130,7 @@ def library_params(settings) -> dict[str, list[str]]:
         "cross_domain_experts": [f"topicA={pair['a']}", f"topicB={pair['b']}", "limit=5"],
         "latest_runs": ["limit=5"],
         "recommended_citations": [f"paperId={cited}", "limit=5"],
+        "similar_papers": [f"paperId={cited}", "limit=5"],
         "suggested_reviewers": [f"paperId={reviewed}", "limit=5"],
         "top_rising_stars": [f"topic={star['topic']}", "limit=5"],
     }
@@ -263,10 +264,9 @@ def test_an_incremental_run_rescores_only_the_new_papers(demo, tmp_path):
 def test_a_run_killed_with_sigkill_leaves_the_previous_scores_and_its_lease_expires(demo):
     before = visible_scores(demo.settings)
     known = run_ids(demo.settings)
-    proc = start_cli(demo.env, "jobs", "run", "--full", "--lease", "30")
-    killed = wait_for_running_run(demo.settings, SCORE_JOBS, known)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+    with start_cli(demo.env, "jobs", "run", "--full", "--lease", "30") as proc:
+        killed = wait_for_running_run(demo.settings, SCORE_JOBS, known)
+        os.killpg(proc.pid, signal.SIGKILL)
     assert visible_scores(demo.settings) == before  # nothing of the killed run is visible
     blocked = cli(demo.env, "jobs", "run", check=False)
     assert blocked.returncode == 4 and "another scoring run is in progress" in blocked.stderr
@@ -297,10 +297,10 @@ def test_neo4j_stopped_mid_run_fails_clearly_and_shows_no_partial_scores(demo, s
         before_runs = current_runs(settings)
         assert all(before[job] for job in SCORE_JOBS)
         known = run_ids(settings)
-        proc = start_cli(env, "jobs", "run", "--full")
-        wait_for_running_run(settings, SCORE_JOBS, known)
-        local_server.stop(settings)
-        _, stderr = proc.communicate(timeout=120)
+        with start_cli(env, "jobs", "run", "--full") as proc:
+            wait_for_running_run(settings, SCORE_JOBS, known)
+            local_server.stop(settings)
+            _, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 1, stderr
         lines = stderr.strip().splitlines()
         assert len(lines) == 1 and "Neo4j" in lines[0] and "Traceback" not in stderr

@@ -85,31 +85,31 @@ def test_kill_minus_9_then_resume_gives_uninterrupted_counts(store, tmp_path, ne
     env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=neo4j_settings.uri, SCHOLARGRAPH_HOME=str(tmp_path / "home"))
     args = ["ingest", "aminer", str(data), "--batch-size", "300", "--quarantine", str(tmp_path / "q.jsonl")]
     # Reference: one uninterrupted run.
-    ref = _cli([*args, "--restart"], env)
-    assert ref.wait(timeout=600) == 0, ref.stderr.read()
+    with _cli([*args, "--restart"], env) as ref:
+        _, err = ref.communicate(timeout=600)
+    assert ref.returncode == 0, err
     expected = store.stats()
     expected_quarantine = (tmp_path / "q.jsonl").read_text().count("\n")
     assert expected_quarantine == 12
     store.reset()
     (tmp_path / "q.jsonl").unlink()
     # Interrupted run: kill -9 once some batches are committed, then the same command again.
-    victim = _cli([*args, "--restart"], env)
     ckpt_dir = tmp_path / "home" / "checkpoints"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        files = list(ckpt_dir.glob("*.json"))
-        if files:
-            state = json.loads(files[0].read_text())
-            done = next(iter(state["files"].values()))
-            if done["done"] >= 3000 and not done["finished"]:
-                break
-        time.sleep(0.05)
-    victim.send_signal(signal.SIGKILL)
-    victim.wait()
+    with _cli([*args, "--restart"], env) as victim:  # the with block closes its pipes and reaps it
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            files = list(ckpt_dir.glob("*.json"))
+            if files:
+                state = json.loads(files[0].read_text())
+                done = next(iter(state["files"].values()))
+                if done["done"] >= 3000 and not done["finished"]:
+                    break
+            time.sleep(0.05)
+        victim.send_signal(signal.SIGKILL)
     partial = store.stats()["nodes"]["Paper"]
     assert 0 < partial
-    resumed = _cli(args, env)
-    out, err = resumed.communicate(timeout=600)
+    with _cli(args, env) as resumed:
+        out, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err
     assert "committed by an earlier run" in out
     assert store.stats() == expected
@@ -119,14 +119,15 @@ def test_kill_minus_9_then_resume_gives_uninterrupted_counts(store, tmp_path, ne
 def test_bad_ratio_exit_code_and_unreadable_path(store, tmp_path, neo4j_settings):
     data = write_aminer(tmp_path / "bad.jsonl", 200, bad_every=10, refs=1)
     env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=neo4j_settings.uri, SCHOLARGRAPH_HOME=str(tmp_path / "home"))
-    proc = _cli(["ingest", "aminer", str(data)], env)
-    out, err = proc.communicate(timeout=300)
+    with _cli(["ingest", "aminer", str(data)], env) as proc:
+        out, err = proc.communicate(timeout=300)
     assert proc.returncode == 3 and "above --max-bad-ratio" in err
     assert "quarantine 20" in out
-    proc = _cli(["ingest", "aminer", str(data), "--restart", "--max-bad-ratio", "0.2"], env)
-    assert proc.wait(timeout=300) == 0
-    proc = _cli(["ingest", "aminer", str(tmp_path / "missing.jsonl")], env)
-    _, err = proc.communicate(timeout=120)
+    with _cli(["ingest", "aminer", str(data), "--restart", "--max-bad-ratio", "0.2"], env) as proc:
+        _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    with _cli(["ingest", "aminer", str(tmp_path / "missing.jsonl")], env) as proc:
+        _, err = proc.communicate(timeout=120)
     assert proc.returncode == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
