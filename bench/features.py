@@ -22,9 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _server import bench_server  # noqa: E402
+from pagerank_reference import pagerank_networkx_python  # noqa: E402
 
 from scholargraph.graph.neo4j_store import Neo4jStore  # noqa: E402
-from scholargraph.graph.pagerank import pagerank, pagerank_networkx_python  # noqa: E402
+from scholargraph.graph.pagerank import pagerank  # noqa: E402
 from scholargraph.graph.snapshot import GraphSnapshot  # noqa: E402
 
 

@@ -20,6 +20,7 @@ from scholargraph.graph.records import PaperBundle, fold_id
 from scholargraph.graph.store import (
     DERIVED_EDGE_TYPES,
     EDGE_TYPES,
+    ID_KINDS,
     NODE_LABELS,
     SCORE_EDGE_TYPES,
     BatchRows,
@@ -28,8 +29,6 @@ from scholargraph.graph.store import (
     plain_value,
     to_camel,
 )
-
-ID_KINDS = ("paper", "author", "topic", "venue")
 
 # Ids with whitespace (graphs ingested before ids were made whitespace-free), as a Java regex: `(?U)` makes
 # \s Unicode's White_Space; \x1c-\x1f are the separators Python's str.isspace() also counts, so that
@@ -194,19 +193,19 @@ class Neo4jStore:
         """Give `sources = []` to the authors and ingested papers a bulk import left without it."""
         self.run_autocommit("store/fill_empty_sources")
 
-    def canonical_dump(self, volatile: Sequence[str] = ("ingestedAt", "ranAt")) -> list[str]:
-        """The graph as sorted JSON lines (nodes by labels and properties, relationships by type, ends and
-        properties), independent of internal ids and load order: two loads of the same inputs give the
-        same lines. A `volatile` property (a load or migration timestamp) shows only whether it is set."""
+    def dump_lines(self, volatile: Sequence[str] = ("ingestedAt", "ranAt")) -> Iterator[str]:
+        """The graph as JSON lines, streamed in no particular order: a node is [labels, properties], a
+        relationship [type, start labels, start id, end labels, end id, properties], so no internal id shows
+        and, once sorted, two loads of the same inputs give the same lines. A `volatile` property (a load or
+        migration timestamp) shows only whether it is set."""
         def clean(props: dict) -> dict:
             return {k: ("<set>" if k in volatile else v) for k, v in props.items()}
 
-        lines = [json.dumps(["node", sorted(r["labels"]), clean(r["props"])], sort_keys=True, default=str)
-                 for r in self.stream("store/dump_nodes")]
-        lines += [json.dumps(["rel", r["type"], sorted(r["startLabels"]), r["startId"], sorted(r["endLabels"]),
+        for r in self.stream("store/dump_nodes"):
+            yield json.dumps(["node", sorted(r["labels"]), clean(r["props"])], sort_keys=True, default=str)
+        for r in self.stream("store/dump_relationships"):
+            yield json.dumps(["rel", r["type"], sorted(r["startLabels"]), r["startId"], sorted(r["endLabels"]),
                               r["endId"], clean(r["props"])], sort_keys=True, default=str)
-                  for r in self.stream("store/dump_relationships")]
-        return sorted(lines)
 
     def reset(self) -> None:
         """Delete every relationship, then every node, in bounded transactions."""
@@ -417,12 +416,6 @@ class Neo4jStore:
                     session.run(statement).consume()
                 session.run("CALL db.awaitIndexes(300)").consume()
         self._guard(call)
-
-    def vector_query(self, index: str, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
-        """Nearest papers by a vector index (approximate, HNSW)."""
-        rows = self.run_read("store/vector_query", index=index, k=k, vector=[float(x) for x in vector])
-        return [(r["id"], r["score"]) for r in rows]
-
 
     def run_library_query(self, name: str, params: dict) -> tuple[list[str], list[list[Any]]]:
         """A query of the Cypher library (cypher/queries/<name>.cypher) in a read transaction."""

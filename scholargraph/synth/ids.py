@@ -35,11 +35,6 @@ def local_id(kind: str, index: int, fmt: str) -> str:
     return id_template(kind, fmt).format(index + 1)
 
 
-def record_id(kind: str, index: int, fmt: str) -> str:
-    """The id as written inside a corpus record."""
-    return id_template(kind, fmt, record=True).format(index + 1)
-
-
 def graph_id(kind: str, index: int, fmt: str) -> str:
     """The node id ingestion gives this object ('aminer:synth-p0000001', 'openalex:W1000000001').
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "ingest"
 
 
 def run_cli(*args, env_extra=None):
@@ -42,11 +43,19 @@ def test_wrong_password_is_one_line(neo4j_settings, spare_settings):
         local_server.stop(settings)
 
 
-def test_db_commands(store, neo4j_settings):
-    env = {"SCHOLARGRAPH_NEO4J_URI": neo4j_settings.uri}
+def test_db_commands(store, neo4j_settings, tmp_path):
+    env = {"SCHOLARGRAPH_NEO4J_URI": neo4j_settings.uri, "SCHOLARGRAPH_HOME": str(tmp_path / "home")}
     assert run_cli("db", "init", env_extra=env).returncode == 0
+    loaded = run_cli("-q", "ingest", "aminer", str(FIXTURES / "aminer_v10.jsonl"), env_extra=env)
+    assert loaded.returncode == 0, loaded.stderr
     stats = run_cli("db", "stats", env_extra=env)
     assert stats.returncode == 0 and "Paper" in stats.stdout and "CITES" in stats.stdout
+    assert "paper_id" in stats.stdout.split("constraints")[1]  # the schema's names follow the counts
+    dumped = run_cli("db", "dump", "--out", str(tmp_path / "dump.jsonl"), env_extra=env)
+    assert dumped.returncode == 0, dumped.stderr
+    lines = (tmp_path / "dump.jsonl").read_text().splitlines()
+    assert sorted(lines) == sorted(store.dump_lines()) and any('"node"' in line for line in lines)
+    assert sorted(run_cli("db", "dump", env_extra=env).stdout.splitlines()) == sorted(lines)
     refused = run_cli("db", "reset", env_extra=env)
     assert refused.returncode == 2 and "--yes" in refused.stderr
     assert run_cli("db", "reset", "--yes", env_extra=env).returncode == 0

@@ -85,10 +85,13 @@ def test_topics_vectors_and_the_vector_index(store, tmp_path):
     assert all(abs(sum(t) - 1) < 1e-5 for t in values["topic_vector"])
     assert store.stats()["nodes"]["Topic"] == 2 and snap.n_papers == 5
     for i in range(len(ids)):
-        # Neo4j's cosine score is (1 + cos) / 2; ties (identical vectors) may come in any order.
-        truth = np.sort((1 + vectors @ vectors[i]) / 2)[::-1][:3]
-        got = np.array([score for _, score in store.vector_query("paper_semantic_vector", vectors[i], 3)])
-        assert np.allclose(got, truth, atol=1e-4)
+        # The library's similar_papers: Neo4j's cosine score is (1 + cos) / 2 over the other papers; ties
+        # (identical vectors) may come in any order.
+        truth = np.sort(np.delete((1 + vectors @ vectors[i]) / 2, i))[::-1][:3]
+        columns, rows = store.run_library_query("similar_papers", {"paperId": ids[i], "limit": 3})
+        got = np.array([row[columns.index("score")] for row in rows])
+        assert ids[i] not in [row[columns.index("paper")] for row in rows]
+        assert np.allclose(got, truth, atol=2e-4)
 
 
 @pytest.mark.parametrize("step", ["networks"])
@@ -127,5 +130,7 @@ def test_a_newly_trained_citeomatic_encoder_rewrites_the_semantic_vectors(store,
     got = np.array(values["semantic_vector"])
     assert got.shape == (5, 8)
     np.testing.assert_allclose(got[np.argsort(ids)], expected[np.argsort(snap.paper_ids)], atol=1e-5)
-    assert store.vector_query("paper_semantic_vector", got[0], 1)[0][0] == ids[0]
+    # The vector index serves the new vectors: the nearest other paper scores as the new vectors say.
+    columns, rows = store.run_library_query("similar_papers", {"paperId": ids[0], "limit": 1})
+    assert np.isclose(rows[0][columns.index("score")], np.max(np.delete((1 + got @ got[0]) / 2, 0)), atol=1e-3)
     assert "up to date" in run_features(store, models, options)

@@ -55,7 +55,7 @@ def reset(settings) -> None:
 
 def dump(settings) -> list[str]:
     with open_test_store(settings) as store:
-        return store.canonical_dump()
+        return sorted(store.dump_lines())
 
 
 def loads_agree(settings, fmt: str, paths, transactional_after=None) -> list[str]:

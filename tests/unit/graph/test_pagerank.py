@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from scholargraph.graph.pagerank import PageRankNotConverged, pagerank, pagerank_networkx_python, to_networkx
+from bench.pagerank_reference import pagerank_networkx_python, to_networkx
+from scholargraph.graph.pagerank import PageRankNotConverged, pagerank
 
 
 def _nx(adjacency, weighted=True, **kwargs) -> np.ndarray:

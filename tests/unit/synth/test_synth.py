@@ -17,7 +17,7 @@ from scholargraph.graph.records import source_id
 from scholargraph.ingest import normalize
 from scholargraph.synth import SynthParams, generate
 from scholargraph.synth.cli import synth_command
-from scholargraph.synth.ids import graph_id, graph_id_template, local_id, record_id
+from scholargraph.synth.ids import graph_id, graph_id_template, id_template, local_id
 from scholargraph.synth.params import CORPUS_FILES
 
 N = 6000
@@ -114,7 +114,7 @@ def test_ids_come_from_one_mapping():
             assert graph_id_template(kind, fmt).format(42) == graph_id(kind, 41, fmt)
     assert graph_id("paper", 0, "aminer") == "aminer:synth-p0000001"
     assert graph_id("author", 0, "aminer") == "aminer:synth-a000001"
-    assert record_id("paper", 0, "openalex") == "https://openalex.org/W1000000001"
+    assert id_template("paper", "openalex", record=True).format(1) == "https://openalex.org/W1000000001"
     assert graph_id("paper", 0, "openalex") == "openalex:W1000000001"
     assert graph_id("author", 4, "openalex") == "openalex:A1000000005"
 
