@@ -72,6 +72,18 @@ class StoreContract:
         assert sorted(zip(src, dst)) == [("aminer:1", "10.1234/b"), ("aminer:3", "10.1234/b")]
         assert store.stats()["nodes"]["Paper"] == 3 and store.stats()["stubs"]["Paper"] == 0
 
+    def test_ids_are_looked_up_by_any_form_that_names_a_node(self, store):
+        store.write_bundles([bundle("10.1/x", "aminer:7", doi="10.1/x", authors=("a:1",)),
+                             bundle("aminer:8", "aminer:8", authors=("a:2",))])
+        papers = store.lookup_ids("paper", {"doi": ["10.1/x"], "alias": ["aminer:7"], "own": ["x", "aminer:8"],
+                                            "none": ["aminer:9"]})
+        assert papers == {"doi": ["10.1/x"], "alias": ["10.1/x"], "own": ["aminer:8"]}
+        # An author is found by its own id, else by a source id it was seen under.
+        assert store.lookup_ids("author", {"own": ["a:1"], "none": ["a:3"]}) == {"own": ["a:1"]}
+        assert store.lookup_ids("author", {}) == {}
+        with pytest.raises(ValueError):
+            store.lookup_ids("Paper; DROP", {"x": ["y"]})
+
     def test_the_snapshot_reads_the_whole_graph_page_by_page(self, store):
         small_graph(store)
         snap = GraphSnapshot.from_store(store, with_text=True)

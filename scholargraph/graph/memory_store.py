@@ -16,6 +16,7 @@ from scholargraph.graph.records import PaperBundle
 from scholargraph.graph.store import (
     DERIVED_EDGE_TYPES,
     EDGE_TYPES,
+    ID_KINDS,
     NODE_LABELS,
     PAGED_READS,
     SCORE_EDGE_TYPES,
@@ -240,6 +241,23 @@ class InMemoryStore:
         with self._mutex:
             records = [{"id": vid, "name": v.get("name")} for vid, v in self._nodes["Venue"].items()]
         yield from records
+
+    @_locked
+    def lookup_ids(self, kind: str, forms: dict[str, list[str]]) -> dict[str, list[str]]:
+        """store/lookup_ids_<kind>.cypher (and lookup_author_sources for authors no own id names)."""
+        check_name(kind, ID_KINDS)
+        nodes = self._nodes[kind.capitalize()]
+        aliases = self._nodes["PaperAlias"]
+        found: dict[str, list[str]] = {}
+        for given, names in forms.items():
+            ids = {f for f in names if f in nodes}
+            if kind == "paper":
+                ids |= {aliases[f]["paperId"] for f in names if f in aliases and aliases[f]["paperId"] in nodes}
+            if kind == "venue" or (kind == "author" and not ids):
+                ids |= {nid for nid, node in nodes.items() if any(s in names for s in node.get("sources") or ())}
+            if ids:
+                found[given] = sorted(ids)
+        return found
 
     @_locked
     def read_nodes(self, label: str, props: Sequence[str] = ()) -> tuple[list[str], dict[str, list[Any]]]:

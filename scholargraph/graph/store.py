@@ -18,6 +18,7 @@ EDGE_TYPES = ("CITES", "AUTHORED", "PUBLISHED_IN", "COAUTHOR", "CITES_AUTHOR", "
 DERIVED_EDGE_TYPES = ("COAUTHOR", "CITES_AUTHOR", "CITES_VENUE", "HAS_TOPIC")
 SCORE_EDGE_TYPES = ("SUGGESTED_REVIEWER", "RISING_STAR_IN", "RECOMMENDED_CITATION", "ASSIGNED_TO")
 STATS_LABELS = ("Paper", "Author", "Venue", "Topic", "ScoringRun")
+ID_KINDS = ("paper", "author", "topic", "venue")  # what lookup_ids resolves
 STATS_RELATIONSHIPS = ("AUTHORED", "CITES", "PUBLISHED_IN", *DERIVED_EDGE_TYPES, *SCORE_EDGE_TYPES)
 
 # The named reads that `pages` and `stream` answer for the snapshot and the features pipeline (every
@@ -159,6 +160,12 @@ class GraphStore(Protocol):
         ...
 
     # --- reads -------------------------------------------------------------------------------------
+
+    def lookup_ids(self, kind: str, forms: dict[str, list[str]]) -> dict[str, list[str]]:
+        """For each given id, the node ids of `kind` (ID_KINDS) that one of its forms names: a node's own id,
+        a paper alias, an author's or venue's source (or pre-migration) id. The store side of
+        graph.ids.IdResolver; givens naming nothing are absent."""
+        ...
 
     def stats(self) -> dict[str, dict[str, int]]:
         """{"nodes": {label: n} for STATS_LABELS, "relationships": {type: n} for STATS_RELATIONSHIPS

@@ -59,9 +59,7 @@ def test_no_model_says_how_to_train_one(tmp_path):
 
 
 def test_recommend_ranks_the_pool_and_warns_about_unknown_ids(trained):
-    # Write-back and the jobs' reviewers step need the store's lookup_ids, which InMemoryStore does not have
-    # yet: tests/integration/test_jobs.py covers them on Neo4j. Here the evidence is read once, then
-    # recommend runs without a store.
+    # The evidence is read once, then recommend runs without a store.
     store, models, _ = trained
     _, meta = service.load_model(models)
     index = service.index_for_model(store, models, meta, True)
@@ -72,3 +70,23 @@ def test_recommend_ranks_the_pool_and_warns_about_unknown_ids(trained):
     [(query, suggestions)] = results
     assert query.id == "a0-2004" and [s.rank for s in suggestions] == [1, 2, 3]
     assert "a0" not in {s.reviewer_id for s in suggestions}  # the author is in conflict
+
+
+def test_the_jobs_reviewers_step_publishes_a_run_then_rescores_only_the_changed_papers(tmp_path):
+    from scholargraph.ranking.jobs import run_pipeline
+
+    store, models = world(), tmp_path / "models"
+    service.train(store, models, min_papers=2, training_queries=10, steps=10)
+    first = run_pipeline(store, models, only=("reviewers",))
+    run = store.current_run("reviewers")
+    assert run is not None and run["status"] == "succeeded" and "reviewers" in dict(first.steps)
+    suggested = store.stats()["relationships"]["SUGGESTED_REVIEWER"]
+    assert suggested > 0
+    words = FIELDS["b"][0]
+    store.write_bundles([PaperBundle(paper=Paper("new-2004", f"{words} fresh", abstract=words, year=2004,
+                                                 sources=("new-2004",)))])
+    second = run_pipeline(store, models, only=("reviewers",))
+    assert dict(second.steps)["reviewers"].startswith("1 papers changed")
+    rerun = store.current_run("reviewers")
+    assert rerun["id"] != run["id"] and store.stats()["relationships"]["SUGGESTED_REVIEWER"] > suggested
+    assert dict(run_pipeline(store, models, only=("reviewers",)).steps)["reviewers"].startswith("nothing changed")
