@@ -123,9 +123,8 @@ class VariantWriter:
         self.profile.add(name, time.perf_counter() - t)
         return result
 
-    def write_bundles(self, bundles) -> WriteCounts:
+    def write_rows(self, rows: BatchRows) -> WriteCounts:
         t0 = time.perf_counter()
-        rows = BatchRows.from_bundles(bundles)
         pairs = [(r["citing"], c) for r in rows.citations for c in r["cited"]]
         self.profile.add("python rows", time.perf_counter() - t0)
         v = self.variant

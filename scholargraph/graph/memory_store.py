@@ -90,10 +90,12 @@ class InMemoryStore:
 
     # --- ingest --------------------------------------------------------------------------------------
 
-    @_locked
     def write_bundles(self, bundles: Sequence[PaperBundle]) -> WriteCounts:
+        return self.write_rows(BatchRows.from_bundles(bundles))
+
+    @_locked
+    def write_rows(self, rows: BatchRows) -> WriteCounts:
         """The upsert queries of cypher/store/, in their order within Neo4jStore's one transaction."""
-        rows = BatchRows.from_bundles(bundles)
         counts = rows.counts()
         now = self._tick()  # one transaction, one timestamp()
         papers, authors, venues = self._nodes["Paper"], self._nodes["Author"], self._nodes["Venue"]

@@ -297,7 +297,10 @@ class Neo4jStore:
 
     def write_bundles(self, bundles: Sequence[PaperBundle]) -> WriteCounts:
         """Upsert a batch of paper bundles in one transaction; idempotent; returns what changed."""
-        rows = BatchRows.from_bundles(bundles)
+        return self.write_rows(BatchRows.from_bundles(bundles))
+
+    def write_rows(self, rows: BatchRows) -> WriteCounts:
+        """write_bundles for a batch already flattened (the loader's parse workers flatten it)."""
         q = {name: cypher.load(f"store/{name}") for name in (
             "upsert_papers", "upsert_aliases", "upsert_venues", "upsert_authors", "upsert_authorships",
             "upsert_published_in", "upsert_cited_stubs", "upsert_citations")}

@@ -159,6 +159,10 @@ class GraphStore(Protocol):
         the paper really changed. Returns what the batch held and what it created, filled and merged."""
         ...
 
+    def write_rows(self, rows: BatchRows) -> WriteCounts:
+        """write_bundles of `BatchRows.from_bundles(bundles)`: what the loader calls."""
+        ...
+
     # --- reads -------------------------------------------------------------------------------------
 
     def lookup_ids(self, kind: str, forms: dict[str, list[str]]) -> dict[str, list[str]]:

@@ -137,8 +137,10 @@ class BulkStaging:
     # --- the BundleWriter protocol ---------------------------------------------------------------
 
     def write_bundles(self, bundles: Sequence[PaperBundle]) -> WriteCounts:
-        """Apply one batch as the store's write_bundles transaction would; returns the same counts."""
-        rows = BatchRows.from_bundles(bundles)
+        return self.write_rows(BatchRows.from_bundles(bundles))
+
+    def write_rows(self, rows: BatchRows) -> WriteCounts:
+        """Apply one batch as the store's write_rows transaction would; returns the same counts."""
         counts = rows.counts()
         batch: dict[int, list] = {}  # records read or written in this batch, flushed at its end
         for row in rows.papers:
@@ -151,36 +153,49 @@ class BulkStaging:
             self._upsert_author(row)
         # MATCH semantics: a row whose paper was folded away in this batch (its id became an alias) is
         # skipped, as the queries' MATCH finds nothing for it.
+        paper_index = self._paper_index
         for row in rows.authorships:
-            if (idx := self._paper_index.get(row["paperId"])) is not None:
+            if (idx := paper_index.get(row["paperId"])) is not None:
                 authors = self._record(idx, batch)[_AUTHORS]
+                if not authors:  # the common case: the paper's first authorship row
+                    authors.extend([au["id"], au["position"]] for au in row["authors"])
+                    continue
                 for au in row["authors"]:
                     _set_position(authors, au["id"], au["position"], overwrite=True)
         for row in rows.published_in:
-            idx = self._paper_index.get(row["paperId"])
+            idx = paper_index.get(row["paperId"])
             if idx is not None and row["venueId"] in self._venues:
                 venues = self._record(idx, batch)[_VENUES]
                 if row["venueId"] not in venues:
                     venues.append(row["venueId"])
-        for cited in rows.cited_ids:
-            target = self._aliases.get(cited, cited)
-            if target not in self._paper_index:
+        aliases = self._aliases
+        # Cited ids resolve through the aliases (a DOI paper cited by its source id); most dumps have none.
+        cited_ids = [aliases.get(c, c) for c in rows.cited_ids] if aliases else rows.cited_ids
+        for target in [c for c in cited_ids if c not in paper_index]:
+            if target not in paper_index:  # two cited ids can be aliases of one paper
                 idx = self._new_paper(target, _STUB)
                 batch[idx] = [target, None, None, None, None, None, None, [], []]
                 counts.stubs_created += 1
-        pairs = array("i")
+        citing_idx: list[int] = []
+        cited_idx: list[int] = []
         for row in rows.citations:
-            citing = self._paper_index.get(row["citing"])
+            citing = paper_index.get(row["citing"])
             if citing is None:
                 continue
-            for cited in row["cited"]:
-                target = self._paper_index[self._aliases.get(cited, cited)]
-                if target != citing:
-                    pairs.append(citing)
-                    pairs.append(target)
-        pairs.tofile(self._cites)
+            # Citations of oneself are dropped at export (a fold can make them later, too).
+            targets = [paper_index[aliases.get(c, c)] for c in row["cited"]] if aliases else \
+                [paper_index[c] for c in row["cited"]]
+            cited_idx.extend(targets)
+            citing_idx.extend([citing] * len(targets))
+        if cited_idx:
+            pairs = np.empty((len(cited_idx), 2), dtype=np.int32)
+            pairs[:, 0] = citing_idx
+            pairs[:, 1] = cited_idx
+            pairs.tofile(self._cites)
+        spill = self._spill
+        offsets = self._offsets
         for idx, record in batch.items():
-            self._offsets[idx] = self._spill.append(idx, record)
+            offsets[idx] = spill.append(idx, record)
         return counts
 
     # --- upserts, one per query ------------------------------------------------------------------

@@ -57,7 +57,7 @@ class BulkReport:
 
 
 def bulk_ingest(settings: Settings, fmt: str, paths: list[str], *, quarantine_path: Path, batch_size: int = 2000,
-                import_root: Path | None = None, keep_files: bool = False, quiet: bool = False,
+                parse_workers: int = 0, import_root: Path | None = None, keep_files: bool = False, quiet: bool = False,
                 on_migration: Callable[[dict[str, int]], None] | None = None) -> BulkReport:
     """Load `paths` into the managed server's empty database with the offline importer."""
     if not settings.managed:
@@ -77,7 +77,8 @@ def bulk_ingest(settings: Settings, fmt: str, paths: list[str], *, quarantine_pa
         # the staging lives only as long as this command.
         with collector_paused():
             summary = ingest(staging, fmt, paths, quarantine_path=quarantine_path,
-                             checkpoint_dir=work / "checkpoints", batch_size=batch_size, restart=True, quiet=quiet)
+                             checkpoint_dir=work / "checkpoints", batch_size=batch_size, restart=True, quiet=quiet,
+                             parse_workers=parse_workers)
         t1 = time.perf_counter()
         files, staged = staging.write_import_files(work / "csv", quiet=quiet)
         seconds.update(stage=t1 - t0, files=time.perf_counter() - t1)

@@ -10,7 +10,7 @@ import click
 
 from scholargraph.cli_output import migration_summary
 from scholargraph.ingest.bulk_load import bulk_ingest, prepare_store
-from scholargraph.ingest.loader import ingest
+from scholargraph.ingest.loader import default_parse_workers, ingest
 from scholargraph.ingest.normalize import FORMATS
 from scholargraph.server.connect import open_store
 
@@ -29,6 +29,10 @@ from scholargraph.server.connect import open_store
               help="Concurrent write transactions. More than 1 may help on a many-core server; on 2 cores two "
                    "writers were no faster and deadlock on shared authors, venues and cited papers (retried; "
                    "bench/ingest_tx.py), also with citations in a sorted second phase.")
+@click.option("--parse-workers", type=click.IntRange(0, 64), default=None,
+              help="Processes that normalise records beside the reader (0: on the main thread). Default: one "
+                   "fewer than the CPUs (at most 4) with --bulk, where parsing is the bottleneck; 0 otherwise, "
+                   "where Neo4j's transactions are and it needs the cores.")
 @click.option("--bulk", is_flag=True,
               help="Initial load into an empty database with Neo4j's offline importer (neo4j-admin database "
                    "import): many times faster; the managed server stops while it runs. Same graph as without it.")
@@ -38,8 +42,8 @@ from scholargraph.server.connect import open_store
 @click.option("--keep-import-files", is_flag=True, help="With --bulk: keep the CSV files the importer read.")
 @click.pass_obj
 def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str | None, max_bad_ratio: float,
-                   restart: bool, batch_size: int, writers: int, bulk: bool, import_dir: str | None,
-                   keep_import_files: bool) -> None:
+                   restart: bool, batch_size: int, writers: int, parse_workers: int | None, bulk: bool,
+                   import_dir: str | None, keep_import_files: bool) -> None:
     """Load bibliographic dumps into the graph: files, directories, globs, .gz, or - for stdin.
 
     FORMAT is aminer (DBLP-citation v10/v11+), openalex (works snapshot), s2 (Graph API,
@@ -49,8 +53,11 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
     settings = obj.settings
     quarantine = Path(quarantine_file) if quarantine_file else settings.home / "quarantine" / f"ingest-{fmt}.jsonl"
     t0 = time.perf_counter()
+    if parse_workers is None:
+        parse_workers = default_parse_workers() if bulk else 0
     if bulk:
         report = bulk_ingest(settings, fmt, list(paths), quarantine_path=quarantine, batch_size=batch_size,
+                             parse_workers=parse_workers,
                              import_root=Path(import_dir) if import_dir else None, keep_files=keep_import_files,
                              quiet=obj.quiet, on_migration=_echo_migration)
         summary, phases = report.summary, report.lines()
@@ -59,7 +66,7 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
             prepare_store(store, on_migration=_echo_migration)
             summary = ingest(store, fmt, list(paths), quarantine_path=quarantine,
                              checkpoint_dir=settings.checkpoints_dir, batch_size=batch_size, restart=restart,
-                             quiet=obj.quiet, writers=writers,
+                             quiet=obj.quiet, writers=writers, parse_workers=parse_workers,
                              target=settings.database_target)
         phases = []
     click.echo(f"ingest {fmt}{' --bulk' if bulk else ''}: done in {time.perf_counter() - t0:.1f}s")

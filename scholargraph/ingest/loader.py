@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import itertools
 import json
+import marshal
 import os
 import queue
 import threading
@@ -16,7 +18,8 @@ from pathlib import Path
 from typing import Protocol
 
 from scholargraph.errors import InvalidRecord
-from scholargraph.graph.records import PaperBundle
+from scholargraph.graph.records import PaperBundle, RawRecord
+from scholargraph.graph.store import BatchRows, WriteCounts
 from scholargraph.ingest import sources
 from scholargraph.ingest.normalize import Dropped, iter_raw, normalize
 from scholargraph.progress import progress
@@ -25,9 +28,9 @@ CHECKPOINT_VERSION = 1
 
 
 class BundleWriter(Protocol):
-    """What the loader needs from a store (Neo4jStore satisfies it)."""
+    """What the loader needs from a store (Neo4jStore, InMemoryStore and BulkStaging satisfy it)."""
 
-    def write_bundles(self, bundles: Sequence[PaperBundle]): ...
+    def write_rows(self, rows: BatchRows) -> WriteCounts: ...
 
 
 @dataclass
@@ -204,10 +207,19 @@ class Quarantine:
 class _Batch:
     seq: int
     path: str
-    bundles: list[PaperBundle]
+    rows: BatchRows | None  # the batch's bundles, flattened for the writer (None: no bundles)
     rejected: list[dict]
     done: int  # raw records of this file consumed up to the end of this batch
     finished: bool
+
+
+def default_parse_workers(cap: int = 4) -> int:
+    """One worker per CPU this process may use, less the one that reads and stages; at most `cap`."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(0, min(cap, cpus - 1))
 
 
 def count_records(fmt: str, path: str) -> int | None:
@@ -230,13 +242,14 @@ def count_records(fmt: str, path: str) -> int | None:
 def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_path: Path,
            checkpoint_dir: Path, batch_size: int = 5000, restart: bool = False, quiet: bool = False,
            writers: int = 1, on_batch: Callable[[IngestSummary], None] | None = None,
-           target: str = "") -> IngestSummary:
+           target: str = "", parse_workers: int = 0) -> IngestSummary:
     """Stream `paths` in format `fmt` into `writer`, resumably. Bad records go to quarantine.
 
-    Parsing and normalising run on this thread while `writers` threads write earlier batches in
-    concurrent transactions, so the parser and Neo4j's cores work at the same time; at most
-    2 * writers + 1 batches are in memory. Idempotent MERGEs make concurrent batches safe (a lock
-    conflict between them is retried by the driver's managed transactions).
+    Parsing runs on this thread; normalising too, or in `parse_workers` processes (each batch's raw
+    records go to one, its flattened rows come back, batches stay in order), while `writers` threads
+    write earlier batches in concurrent transactions, so the parser and Neo4j's cores work at the same
+    time; at most 2 * writers + 1 batches wait for a writer. Idempotent MERGEs make concurrent batches
+    safe (a lock conflict between them is retried by the driver's managed transactions).
     """
     inputs = sources.expand_inputs(list(paths))
     summary = IngestSummary(quarantine_file=str(quarantine_path))
@@ -284,7 +297,7 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
             if failure:
                 continue  # drain after an error; nothing more is committed
             try:
-                counts = writer.write_bundles(batch.bundles) if batch.bundles else None
+                counts = writer.write_rows(batch.rows) if batch.rows is not None else None
                 commit_in_order(batch, counts)
             except BaseException as exc:  # surfaced on the main thread
                 failure.append(exc)
@@ -294,6 +307,7 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
     for thread in threads:
         thread.start()
     sequence = itertools.count()
+    pool = _ParsePool(fmt, parse_workers) if parse_workers > 0 else None
     try:
         for path in inputs:
             if failure:
@@ -304,8 +318,10 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
                 continue
             summary.files += 1
             skip = int(entry["done"]) if entry else 0
-            _ingest_file(fmt, path, skip, batch_size, summary, pending, failure, quiet, sequence)
+            _ingest_file(fmt, path, skip, batch_size, summary, pending, failure, quiet, sequence, pool)
     finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
         for _ in threads:
             pending.put(None)
         for thread in threads:
@@ -318,38 +334,129 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
 
 
 def _ingest_file(fmt: str, path: str, skip: int, batch_size: int, summary: IngestSummary,
-                 pending: queue.Queue, failure: list, quiet: bool, sequence: Iterator[int]) -> None:
+                 pending: queue.Queue, failure: list, quiet: bool, sequence: Iterator[int],
+                 pool: _ParsePool | None = None) -> None:
     total = count_records(fmt, path)
     name = "stdin" if path == sources.STDIN else os.path.basename(path)
     bar = progress(total=total, desc=f"{fmt} {name}", unit="rec", quiet=quiet)
-    bundles: list[PaperBundle] = []
-    rejected: list[dict] = []
+    chunk: list[RawRecord] = []
     consumed = 0
+
+    def hand_on(normalized: _Normalized, done: int, finished: bool) -> None:
+        summary.quarantined += len(normalized.rejected)
+        summary.quarantine_reasons.update(_category(r["reason"]) for r in normalized.rejected)
+        summary.dropped += len(normalized.dropped)
+        summary.drop_reasons.update(normalized.dropped)
+        pending.put(_Batch(next(sequence), path, normalized.rows, normalized.rejected, done, finished))
+
     try:
-        records: Iterator = iter_raw(fmt, path)
-        for raw in records:
+        for raw in iter_raw(fmt, path):
             consumed += 1
+            bar.update(1)
             if consumed <= skip:
                 summary.resumed_past += 1
-                bar.update(1)
                 continue
             summary.read += 1
-            bar.update(1)
-            try:
-                bundles.append(normalize(fmt, raw))
-            except InvalidRecord as bad:
-                summary.quarantined += 1
-                summary.quarantine_reasons[_category(bad.reason)] += 1
-                rejected.append({"file": bad.source, "line": bad.line, "reason": bad.reason,
-                                 "format": fmt, "excerpt": (bad.raw or "")[:500]})
-            except Dropped as dropped:
-                summary.dropped += 1
-                summary.drop_reasons[_category(dropped.reason)] += 1
-            if len(bundles) >= batch_size or len(rejected) >= batch_size:
+            chunk.append(raw)
+            if len(chunk) >= batch_size:
                 if failure:
                     return
-                pending.put(_Batch(next(sequence), path, bundles, rejected, consumed, False))
-                bundles, rejected = [], []
-        pending.put(_Batch(next(sequence), path, bundles, rejected, consumed, True))
+                if pool is None:
+                    hand_on(_normalize(fmt, chunk), consumed, False)
+                else:
+                    for normalized, done in pool.submit(chunk, consumed):
+                        hand_on(normalized, done, False)
+                chunk = []
+        if pool is None:
+            hand_on(_normalize(fmt, chunk), consumed, True)
+        else:
+            last = [*pool.submit(chunk, consumed), *pool.drain()]
+            for i, (normalized, done) in enumerate(last):
+                hand_on(normalized, done, i == len(last) - 1)
     finally:
         bar.close()
+
+
+@dataclass
+class _Normalized:
+    """A batch of raw records, normalised: the rows of its bundles, its quarantined and dropped records."""
+
+    rows: BatchRows | None
+    rejected: list[dict]
+    dropped: list[str]  # the category of each dropped record
+
+    def dumps(self) -> bytes:
+        """marshal: several times faster than pickle for these plain dicts and lists."""
+        return marshal.dumps((self.rows.__dict__ if self.rows is not None else None, self.rejected, self.dropped))
+
+    @classmethod
+    def loads(cls, blob: bytes) -> _Normalized:
+        rows, rejected, dropped = marshal.loads(blob)
+        return cls(BatchRows(**rows) if rows is not None else None, rejected, dropped)
+
+
+def _normalize(fmt: str, records: Sequence[RawRecord]) -> _Normalized:
+    bundles: list[PaperBundle] = []
+    rejected: list[dict] = []
+    dropped: list[str] = []
+    for raw in records:
+        try:
+            bundles.append(normalize(fmt, raw))
+        except InvalidRecord as bad:
+            rejected.append({"file": bad.source, "line": bad.line, "reason": bad.reason,
+                             "format": fmt, "excerpt": (bad.raw or "")[:500]})
+        except Dropped as drop:
+            dropped.append(_category(drop.reason))
+    return _Normalized(BatchRows.from_bundles(bundles) if bundles else None, rejected, dropped)
+
+
+def _normalize_in_worker(fmt: str, source: str, blob: bytes) -> bytes:
+    """A parse worker's task: raw records (line, data, error, excerpt) in, a marshalled _Normalized out."""
+    records = [RawRecord(source=source, line=line, data=data, error=error, excerpt=excerpt)
+               for line, data, error, excerpt in marshal.loads(blob)]
+    return _normalize(fmt, records).dumps()
+
+
+class _ParsePool:
+    """Normalising in worker processes: the main thread reads and batches the raw records, each batch
+    is normalised and flattened in a worker, and results come back in submission order (so checkpoints,
+    quarantine lines and the writer see the batches exactly as without workers). At most `workers + 1`
+    batches are in flight. Spawned processes: the loader's threads (writers, the driver's) are never
+    forked."""
+
+    def __init__(self, fmt: str, workers: int):
+        import concurrent.futures
+        import multiprocessing
+
+        self.fmt = fmt
+        self.window = workers + 1
+        self._executor = concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        self._in_flight: collections.deque = collections.deque()
+
+    def submit(self, records: Sequence[RawRecord], done: int) -> list[tuple[_Normalized, int]]:
+        """Queue one batch (`done`: records of the file consumed up to its end); returns the batches
+        that finished meanwhile, oldest first, once the window is full."""
+        source = records[0].source if records else ""
+        try:
+            blob = marshal.dumps([(r.line, r.data, r.error, r.excerpt) for r in records])
+        except ValueError:  # a value marshal cannot carry (no parser makes one): normalise here
+            self._in_flight.append((None, _normalize(self.fmt, records), done))
+        else:
+            self._in_flight.append((self._executor.submit(_normalize_in_worker, self.fmt, source, blob), None,
+                                    done))
+        out = []
+        while len(self._in_flight) > self.window:
+            out.append(self._pop())
+        return out
+
+    def drain(self) -> list[tuple[_Normalized, int]]:
+        return [self._pop() for _ in range(len(self._in_flight))]
+
+    def _pop(self) -> tuple[_Normalized, int]:
+        future, local, done = self._in_flight.popleft()
+        return (local if future is None else _Normalized.loads(future.result())), done
+
+    def shutdown(self, cancel_futures: bool = False) -> None:
+        self._in_flight.clear()
+        self._executor.shutdown(wait=True, cancel_futures=cancel_futures)
