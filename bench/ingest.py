@@ -12,6 +12,10 @@ ingest of the same file in the same run (papers/s and the ratio; --transactional
 transactional path on the first N records only, to save time, and says so):
 
     .venv/bin/python bench/ingest.py --skip-acm --bulk --synthetic-papers 1000000 [--synthetic-file F]
+        [--parse-workers N] [--compare-serial]
+
+--compare-serial first loads the file in bulk with no parse workers (normalising on the main thread), to
+show what the workers bring, in the same run.
 
 Uses SCHOLARGRAPH_NEO4J_URI when set, else a throw-away managed server in a temporary home.
 The database is emptied before each measurement.
@@ -33,7 +37,7 @@ from _server import bench_server  # noqa: E402
 
 from scholargraph.errors import InvalidRecord  # noqa: E402
 from scholargraph.graph.neo4j_store import Neo4jStore  # noqa: E402
-from scholargraph.ingest.loader import ingest  # noqa: E402
+from scholargraph.ingest.loader import default_parse_workers, ingest  # noqa: E402
 from scholargraph.ingest.normalize import Dropped, iter_raw, normalize  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -92,17 +96,17 @@ def children_peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
-def measure_bulk(settings, path: str, tmp: Path, label: str, batch_size: int) -> float:
+def measure_bulk(settings, path: str, tmp: Path, label: str, batch_size: int, parse_workers: int) -> float:
     """`ingest --bulk` of `path` into the (empty) managed database; returns papers/s end to end."""
     from scholargraph.ingest.bulk_load import bulk_ingest
 
     t0 = time.perf_counter()
     report = bulk_ingest(settings, "aminer", [path], quarantine_path=tmp / f"{label}.bulk.quarantine.jsonl",
-                         batch_size=batch_size, import_root=tmp / "import", quiet=True)
+                         batch_size=batch_size, import_root=tmp / "import", quiet=True, parse_workers=parse_workers)
     wall = time.perf_counter() - t0
     s = report.summary
-    print(f"{label} --bulk: {s.read:,} records, {s.written:,} papers, {s.authorships + s.citations:,} edges "
-          f"in {wall:.1f}s end to end: {s.written / wall:,.0f} papers/s")
+    print(f"{label} --bulk --parse-workers {parse_workers}: {s.read:,} records, {s.written:,} papers, "
+          f"{s.authorships + s.citations:,} edges in {wall:.1f}s end to end: {s.written / wall:,.0f} papers/s")
     for line in report.lines():
         print("  " + line)
     print(f"  peak RSS: this process (parse, staging, import files) {peak_rss_mib():,.0f} MiB; "
@@ -124,6 +128,10 @@ def main() -> None:
                     help="measure `ingest --bulk` on the synthetic file beside the transactional path")
     ap.add_argument("--synthetic-file", default=None,
                     help="an AMiner file to use instead of generating --synthetic-papers (same generator output)")
+    ap.add_argument("--parse-workers", type=int, default=default_parse_workers(),
+                    help="with --bulk: normalising processes (default: as `ingest --bulk`)")
+    ap.add_argument("--compare-serial", action="store_true",
+                    help="with --bulk: first a bulk load with --parse-workers 0 (the database is emptied after)")
     ap.add_argument("--transactional-records", type=int, default=0,
                     help="with --bulk: time the transactional path on the first N records only (0: all)")
     ap.add_argument("--keep", action="store_true",
@@ -148,10 +156,15 @@ def main() -> None:
                 label = f"synthetic {args.synthetic_papers or Path(corpus).name}"
                 if args.bulk:
                     store.reset()
-                    bulk_rate = measure_bulk(settings, corpus, work, label, args.batch_size)
-                    store.close()  # the bulk load restarted the server: a fresh connection
-                    store = Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password,
-                                       settings.neo4j_database)
+                    if args.compare_serial and args.parse_workers:
+                        serial_rate = measure_bulk(settings, corpus, work, label, args.batch_size, 0)
+                        store = _reconnect(store, settings)
+                        store.reset()
+                    bulk_rate = measure_bulk(settings, corpus, work, label, args.batch_size, args.parse_workers)
+                    if args.compare_serial and args.parse_workers:
+                        print(f"bulk with {args.parse_workers} parse workers vs none (papers/s, same run): "
+                              f"{bulk_rate:,.0f} / {serial_rate:,.0f} = {bulk_rate / serial_rate:.2f}x")
+                    store = _reconnect(store, settings)
                     if args.transactional_records:
                         head = work / "transactional-head.jsonl"
                         with open(corpus, "rb") as src, open(head, "wb") as dst:
@@ -166,6 +179,12 @@ def main() -> None:
                             args.writers)
             if not args.keep:
                 store.reset()
+
+
+def _reconnect(store: Neo4jStore, settings) -> Neo4jStore:
+    """A bulk load restarts the server: a fresh connection."""
+    store.close()
+    return Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database)
 
 
 def _generate(work: Path, papers: int) -> str:

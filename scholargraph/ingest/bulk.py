@@ -65,17 +65,21 @@ class _SpillFile:
         self.path = Path(name)
         self._fh = os.fdopen(fd, "w+b")
         self._end = 0
+        self._at_end = True  # no read moved the position since the last append: no seek needed
 
     def append(self, idx: int, record: list) -> int:
         blob = marshal.dumps((idx, record))
         offset = self._end
-        self._fh.seek(offset)
+        if not self._at_end:
+            self._fh.seek(offset)
+            self._at_end = True
         self._fh.write(len(blob).to_bytes(4, "little"))
         self._fh.write(blob)
         self._end += 4 + len(blob)
         return offset
 
     def read(self, offset: int) -> list:
+        self._at_end = False
         self._fh.seek(offset)
         size = int.from_bytes(self._fh.read(4), "little")
         return marshal.loads(self._fh.read(size))[1]

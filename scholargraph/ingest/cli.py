@@ -30,9 +30,9 @@ from scholargraph.server.connect import open_store
                    "writers were no faster and deadlock on shared authors, venues and cited papers (retried; "
                    "bench/ingest_tx.py), also with citations in a sorted second phase.")
 @click.option("--parse-workers", type=click.IntRange(0, 64), default=None,
-              help="Processes that normalise records beside the reader (0: on the main thread). Default: one "
-                   "fewer than the CPUs (at most 4) with --bulk, where parsing is the bottleneck; 0 otherwise, "
-                   "where Neo4j's transactions are and it needs the cores.")
+              help="Processes that normalise records beside the reader (0: on the main thread). Default: one per "
+                   "CPU (at most 4; 0 on one CPU) with --bulk, where parsing is the bottleneck; 0 otherwise, "
+                   "where Neo4j's transactions are and Neo4j needs the cores.")
 @click.option("--bulk", is_flag=True,
               help="Initial load into an empty database with Neo4j's offline importer (neo4j-admin database "
                    "import): many times faster; the managed server stops while it runs. Same graph as without it.")
