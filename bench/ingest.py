@@ -132,6 +132,8 @@ def main() -> None:
                     help="with --bulk: normalising processes (default: as `ingest --bulk`)")
     ap.add_argument("--compare-serial", action="store_true",
                     help="with --bulk: first a bulk load with --parse-workers 0 (the database is emptied after)")
+    ap.add_argument("--bulk-only", action="store_true",
+                    help="with --bulk: no transactional ingest after it (no ratio against it)")
     ap.add_argument("--transactional-records", type=int, default=0,
                     help="with --bulk: time the transactional path on the first N records only (0: all)")
     ap.add_argument("--keep", action="store_true",
@@ -165,15 +167,16 @@ def main() -> None:
                         print(f"bulk with {args.parse_workers} parse workers vs none (papers/s, same run): "
                               f"{bulk_rate:,.0f} / {serial_rate:,.0f} = {bulk_rate / serial_rate:.2f}x")
                     store = _reconnect(store, settings)
-                    if args.transactional_records:
-                        head = work / "transactional-head.jsonl"
-                        with open(corpus, "rb") as src, open(head, "wb") as dst:
-                            dst.writelines(itertools.islice(src, args.transactional_records))
-                        corpus, label = str(head), f"{label} (first {args.transactional_records:,} records)"
-                    tx_rate = measure(store, "aminer", corpus, args.batch_size, work, label,
-                                      args.baseline_records, args.writers)
-                    print(f"bulk vs transactional (papers/s, same machine, same run): {bulk_rate:,.0f} / "
-                          f"{tx_rate:,.0f} = {bulk_rate / tx_rate:.2f}x")
+                    if not args.bulk_only:
+                        if args.transactional_records:
+                            head = work / "transactional-head.jsonl"
+                            with open(corpus, "rb") as src, open(head, "wb") as dst:
+                                dst.writelines(itertools.islice(src, args.transactional_records))
+                            corpus, label = str(head), f"{label} (first {args.transactional_records:,} records)"
+                        tx_rate = measure(store, "aminer", corpus, args.batch_size, work, label,
+                                          args.baseline_records, args.writers)
+                        print(f"bulk vs transactional (papers/s, same machine, same run): {bulk_rate:,.0f} / "
+                              f"{tx_rate:,.0f} = {bulk_rate / tx_rate:.2f}x")
                 else:
                     measure(store, "aminer", corpus, args.batch_size, work, label, args.baseline_records,
                             args.writers)

@@ -114,6 +114,7 @@ class StagedCounts:
     published_in: int = 0
     citations: int = 0
     empty_sources: int = 0  # nodes whose `sources` is [] (the importer writes no property for them)
+    multiline_rows: int = 0  # rows with a line break inside a field (the normaliser leaves none in text)
 
 
 class BulkStaging:
@@ -328,6 +329,7 @@ class BulkStaging:
         bar.close()
         for t in (papers, authored, published):
             t.close()
+        tables = [papers]
         with table("nodes", "Author", "authors", ":ID(Author),id,name,orcid,sources:string[]") as authors:
             for author_id, (name, orcid, sources) in self._authors.items():
                 authors.row(self._author_index[author_id], author_id, name, orcid, sources)
@@ -338,6 +340,8 @@ class BulkStaging:
         with table("nodes", "PaperAlias", "aliases", ":ID(PaperAlias),id,paperId") as aliases:
             for n, (alias, paper_id) in enumerate(self._aliases.items()):
                 aliases.row(n, alias, paper_id)
+        tables += [authors, venues, aliases]  # the tables with text; the others hold only numbers
+        staged.multiline_rows = sum(t.multiline_rows for t in tables)
         staged.authors, staged.venues, staged.aliases = len(self._authors), len(self._venues), len(self._aliases)
         staged.citations = self._write_citations(table("relationships", "CITES", "cites",
                                                        ":START_ID(Paper),:END_ID(Paper)"), quiet)
@@ -401,9 +405,13 @@ class _CsvTable:
         self.path = path
         self._fh = open(path, "w", encoding="utf-8", newline="", buffering=1 << 20)
         self._fh.write(header + "\n")
+        self.multiline_rows = 0
 
     def row(self, *values) -> None:
-        self._fh.write(",".join(_cell(v) for v in values) + "\n")
+        line = ",".join(_cell(v) for v in values)
+        if "\n" in line or "\r" in line:
+            self.multiline_rows += 1
+        self._fh.write(line + "\n")
 
     def raw_lines(self, lines: list[str]) -> None:
         if lines:

@@ -85,7 +85,8 @@ def bulk_ingest(settings: Settings, fmt: str, paths: list[str], *, quarantine_pa
     finally:
         staging.close()
     t2 = time.perf_counter()
-    run = admin_import.run_import(settings, files, ARRAY_DELIMITER, work, quiet=quiet)
+    run = admin_import.run_import(settings, files, ARRAY_DELIMITER, work, quiet=quiet,
+                                  multiline=staged.multiline_rows > 0)
     seconds["import"] = run.seconds
     seconds["offline"] = time.perf_counter() - t2
     t3 = time.perf_counter()

@@ -24,11 +24,14 @@ ADMIN_TOOL = "org.neo4j.cli.AdminTool"
 DATABASE = "neo4j"  # Community Edition's one user database
 
 
-def import_command(files: dict[str, list[str]], array_delimiter: str, report: Path) -> list[str]:
-    """The `neo4j-admin` arguments for CSV files given as 'Label=path' (nodes) and 'TYPE=path'."""
+def import_command(files: dict[str, list[str]], array_delimiter: str, report: Path,
+                   multiline: bool = True) -> list[str]:
+    """The `neo4j-admin` arguments for CSV files given as 'Label=path' (nodes) and 'TYPE=path'.
+    `multiline`: whether a field may hold a line break; the importer reads files in parallel chunks only
+    without them, so the caller says when none has one."""
     # The database name goes first: --nodes/--relationships take a variable number of files.
     args = ["database", "import", "full", DATABASE, "--overwrite-destination=true", "--id-type=INTEGER",
-            f"--array-delimiter=U+{ord(array_delimiter):04X}", "--multiline-fields=true",
+            f"--array-delimiter=U+{ord(array_delimiter):04X}", f"--multiline-fields={str(multiline).lower()}",
             "--skip-bad-relationships=false", "--skip-duplicate-nodes=false", f"--report-file={report}"]
     args += [f"--nodes={spec}" for spec in files["nodes"]]
     args += [f"--relationships={spec}" for spec in files["relationships"]]
@@ -42,7 +45,7 @@ class ImportRun:
 
 
 def run_import(settings: Settings, files: dict[str, list[str]], array_delimiter: str, work_dir: Path,
-               quiet: bool = False) -> ImportRun:
+               quiet: bool = False, multiline: bool = True) -> ImportRun:
     """Stop the managed server, import `files` into its default database, start it again. Raises
     ServerError (with the importer's last lines) when it fails; the server is started again either way."""
     if not settings.managed:
@@ -58,7 +61,7 @@ def run_import(settings: Settings, files: dict[str, list[str]], array_delimiter:
     log_path = work_dir / "import.log"
     cmd = [local_server._java(settings), f"-Xmx{settings.heap}", "-Dfile.encoding=UTF-8",
            "-cp", str(runtime / "lib" / "*"), ADMIN_TOOL,
-           *import_command(files, array_delimiter, work_dir / "import.report")]
+           *import_command(files, array_delimiter, work_dir / "import.report", multiline)]
     local_server.stop(settings)
     t0 = time.perf_counter()
     try:

@@ -78,3 +78,18 @@ def test_cells_keep_empty_strings_quotes_newlines_and_nulls_apart():
     assert _cell('say "hi"\nthere') == '"say ""hi""\nthere"'
     assert _cell(["a", "b"]) == f'"a{ARRAY_DELIMITER}b"'
     assert (_cell(True), _cell(False), _cell(7)) == ("true", "false", "7")
+
+
+def test_the_importer_reads_in_parallel_chunks_unless_a_field_holds_a_line_break(tmp_path):
+    from scholargraph.server.admin_import import import_command
+
+    for title, expected in (("One line", 0), ("Two\nlines", 1)):
+        staging = BulkStaging(tmp_path / f"s{expected}", ingested_at=1)
+        staging.write_bundles([bundle("p1", title=title), bundle("p2")])
+        tables, counts = export(staging, tmp_path / f"out{expected}")
+        assert counts.multiline_rows == expected
+        assert {p["title"] for p in tables["Paper"]} == {title, "T"}  # the line break survives the CSV
+        staging.close()
+    files = {"nodes": ["Paper=p.csv"], "relationships": []}
+    assert "--multiline-fields=false" in import_command(files, ARRAY_DELIMITER, tmp_path / "r", multiline=False)
+    assert "--multiline-fields=true" in import_command(files, ARRAY_DELIMITER, tmp_path / "r", multiline=True)
