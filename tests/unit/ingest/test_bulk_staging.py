@@ -93,3 +93,15 @@ def test_the_importer_reads_in_parallel_chunks_unless_a_field_holds_a_line_break
     files = {"nodes": ["Paper=p.csv"], "relationships": []}
     assert "--multiline-fields=false" in import_command(files, ARRAY_DELIMITER, tmp_path / "r", multiline=False)
     assert "--multiline-fields=true" in import_command(files, ARRAY_DELIMITER, tmp_path / "r", multiline=True)
+
+
+def test_the_paper_row_is_the_cells_of_its_columns():
+    from scholargraph.ingest.bulk import paper_line
+
+    records = [["p1", 'A "quoted" title', None, 2001, "10.1/x", "venue:v", ["s:1", "s:2"], [], []],
+               ["p2", None, "", None, None, None, [], [], []],
+               ["p3", "T", "Line\nbreak", 1999, None, "venue:w", None, [], []]]
+    for i, record in enumerate(records):
+        for stub, ingested in ((True, None), (False, 123)):
+            cells = [i, *record[:6], record[6], stub, ingested]
+            assert paper_line(i, record, stub, ingested) == ",".join(_cell(v) for v in cells)
