@@ -180,8 +180,8 @@ def main() -> None:
                 else:
                     measure(store, "aminer", corpus, args.batch_size, work, label, args.baseline_records,
                             args.writers)
-            if not args.keep:
-                store.reset()
+            if not args.keep and not settings.managed:
+                store.reset()  # a server of the user's; a managed one goes with its temporary home
 
 
 def _reconnect(store: Neo4jStore, settings) -> Neo4jStore:
