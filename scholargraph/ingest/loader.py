@@ -252,7 +252,9 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
     records go to one, its flattened rows come back, batches stay in order), while `writers` threads
     write earlier batches in concurrent transactions, so the parser and Neo4j's cores work at the same
     time; at most 2 * writers + 1 batches wait for a writer. Idempotent MERGEs make concurrent batches
-    safe (a lock conflict between them is retried by the driver's managed transactions).
+    safe (a lock conflict between them is retried by the driver's managed transactions). The workers are
+    spawned, so a script that calls this with `parse_workers` needs an `if __name__ == "__main__":` guard,
+    as for any multiprocessing code (the CLI has one).
     """
     inputs = sources.expand_inputs(list(paths))
     summary = IngestSummary(quarantine_file=str(quarantine_path))
