@@ -8,7 +8,7 @@ CONCURRENT TRANSACTIONS, rows sorted inside a batch) help? Each variant runs the
     .venv/bin/python bench/ingest_tx.py --file /tmp/s100k.jsonl [--variants base:1,base:2,...]
 
 Variants (NAME:WRITERS):
-  base       Neo4jStore.write_bundles as shipped (one transaction per batch, all queries).
+  base       Neo4jStore.write_rows as shipped (one transaction per batch, all queries).
   sorted     as base, but citation rows flattened to (citing, cited) pairs sorted by cited id, and
              stub ids sorted, so that concurrent batches take their locks in one order.
   twophase   phase 1: papers, aliases, venues, authors, authorships, published_in per batch;
