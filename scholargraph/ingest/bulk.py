@@ -176,8 +176,8 @@ class BulkStaging:
         aliases = self._aliases
         # Cited ids resolve through the aliases (a DOI paper cited by its source id); most dumps have none.
         cited_ids = [aliases.get(c, c) for c in rows.cited_ids] if aliases else rows.cited_ids
-        for target in [c for c in cited_ids if c not in paper_index]:
-            if target not in paper_index:  # two cited ids can be aliases of one paper
+        for target in cited_ids:
+            if target not in paper_index:  # checked one by one: two cited ids can be aliases of one paper
                 idx = self._new_paper(target, _STUB)
                 batch[idx] = [target, None, None, None, None, None, None, [], []]
                 counts.stubs_created += 1

@@ -312,7 +312,7 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
     for thread in threads:
         thread.start()
     sequence = itertools.count()
-    pool = _ParsePool(fmt, parse_workers) if parse_workers > 0 else None
+    pool = _ParsePool(fmt, parse_workers) if parse_workers > 0 else _InlineParse(fmt)
     try:
         for path in inputs:
             if failure:
@@ -325,8 +325,7 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
             skip = int(entry["done"]) if entry else 0
             _ingest_file(fmt, path, skip, batch_size, summary, pending, failure, quiet, sequence, pool)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        pool.shutdown(cancel_futures=True)
         for _ in threads:
             pending.put(None)
         for thread in threads:
@@ -340,7 +339,7 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
 
 def _ingest_file(fmt: str, path: str, skip: int, batch_size: int, summary: IngestSummary,
                  pending: queue.Queue, failure: list, quiet: bool, sequence: Iterator[int],
-                 pool: _ParsePool | None = None) -> None:
+                 pool: _InlineParse | _ParsePool) -> None:
     total = count_records(fmt, path)
     name = "stdin" if path == sources.STDIN else os.path.basename(path)
     bar = progress(total=total, desc=f"{fmt} {name}", unit="rec", quiet=quiet)
@@ -366,18 +365,12 @@ def _ingest_file(fmt: str, path: str, skip: int, batch_size: int, summary: Inges
             if len(chunk) >= batch_size:
                 if failure:
                     return
-                if pool is None:
-                    hand_on(_normalize(fmt, chunk), consumed, False)
-                else:
-                    for normalized, done in pool.submit(chunk, consumed):
-                        hand_on(normalized, done, False)
+                for normalized, done in pool.submit(chunk, consumed):
+                    hand_on(normalized, done, False)
                 chunk = []
-        if pool is None:
-            hand_on(_normalize(fmt, chunk), consumed, True)
-        else:
-            last = [*pool.submit(chunk, consumed), *pool.drain()]
-            for i, (normalized, done) in enumerate(last):
-                hand_on(normalized, done, i == len(last) - 1)
+        last = [*pool.submit(chunk, consumed), *pool.drain()]
+        for i, (normalized, done) in enumerate(last):
+            hand_on(normalized, done, i == len(last) - 1)
     finally:
         bar.close()
 
@@ -420,6 +413,22 @@ def _normalize_in_worker(fmt: str, source: str, blob: bytes) -> bytes:
     records = [RawRecord(source=source, line=line, data=data, error=error, excerpt=excerpt)
                for line, data, error, excerpt in marshal.loads(blob)]
     return _normalize(fmt, records).dumps()
+
+
+class _InlineParse:
+    """_ParsePool's interface with no workers: each batch is normalised on this thread as it is submitted."""
+
+    def __init__(self, fmt: str):
+        self.fmt = fmt
+
+    def submit(self, records: Sequence[RawRecord], done: int) -> list[tuple[_Normalized, int]]:
+        return [(_normalize(self.fmt, records), done)]
+
+    def drain(self) -> list[tuple[_Normalized, int]]:
+        return []
+
+    def shutdown(self, cancel_futures: bool = False) -> None:
+        pass
 
 
 class _ParsePool:
