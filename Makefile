@@ -17,7 +17,7 @@ $(STAMP): setup.cfg pyproject.toml requirements.lock
 	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
 	@wheel=$$(ls $(TORCH_WHEELS)/torch-*.whl 2>/dev/null | sort -V | tail -n 1); \
 	if [ -n "$$wheel" ]; then echo "installing torch from $$wheel"; $(BIN)/pip install --quiet "$$wheel"; fi
-	$(BIN)/pip install --quiet -e '.[dev]' -c requirements.lock
+	$(BIN)/pip install --quiet -e '.[dev,spark]' -c requirements.lock
 	touch $(STAMP)
 
 demo: install

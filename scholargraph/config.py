@@ -11,6 +11,8 @@ NEO4J_VERSION = "5.26.30"  # newest 5.26.x LTS that resolved from Maven Central
 APOC_VERSION = "5.26.19"  # newest apoc-core of the 5.26 line that resolved
 BROWSER_VERSION = "5.24.0"  # org.neo4j.client:neo4j-browser (no 5.26.x on Maven Central)
 GDS_VERSION = "2.13.9"  # Graph Data Science for Neo4j 5.26 (opt-in: SCHOLARGRAPH_PLUGINS=apoc,gds)
+# The Neo4j Connector for Apache Spark (Scala 2.12, Spark 3), fetched from Maven Central on first Spark run.
+SPARK_CONNECTOR_VERSION = "5.0.3_for_spark_3"
 DEFAULT_PORT = 7687
 DEFAULT_HTTP_PORT = 7474  # the Neo4j Browser and the HTTP API of the managed server; 0 turns them off
 
@@ -44,6 +46,9 @@ class Settings:
     pagecache: str = "512m"
     # Plugins of the managed server, fetched from Maven Central on first use.
     plugins: str = "apoc"
+    # `--engine spark`: the master (local[N] or a cluster URL) and the driver's memory; see docs/scale-out.md.
+    spark_master: str = "local[2]"
+    spark_driver_memory: str = "4g"
 
     @property
     def managed(self) -> bool:

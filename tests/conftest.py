@@ -99,6 +99,28 @@ def spare_settings(tmp_path, neo4j_settings):
                    neo4j_uri=None, neo4j_password=None, heap="512m", pagecache="64m")
 
 
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """One local[2] SparkSession for the whole test session (the Spark engine's tests); with the connector
+    jars when Maven can fetch them. Needs the spark extra: skipped outside CI without it, fails in CI."""
+    from scholargraph.config import Settings
+    from scholargraph.errors import UsageError
+    from scholargraph.spark.session import spark_session
+
+    try:
+        from scholargraph.spark.session import require_pyspark
+
+        require_pyspark()
+    except UsageError as exc:
+        if IN_CI:
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+    base = _test_settings()
+    settings = Settings(home=tmp_path_factory.mktemp("spark-home"), cache=base.cache, spark_driver_memory="2g")
+    with spark_session(settings, "local[2]", connector=bool(shutil.which("mvn")), app="scholargraph-tests") as session:
+        yield session
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if "/integration/" in str(item.fspath):
