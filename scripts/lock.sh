@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 "$tmp/venv/bin/pip" install --quiet --upgrade pip
 wheel=$(ls "${TORCH_WHEELS:-/opt/wheels}"/torch-*.whl 2>/dev/null | sort -V | tail -n 1 || true)
 if [ -n "$wheel" ]; then "$tmp/venv/bin/pip" install --quiet "$wheel"; fi
-"$tmp/venv/bin/pip" install --quiet -e '.[dev]'
+"$tmp/venv/bin/pip" install --quiet -e '.[dev,spark]'
 {
   echo "# Resolved dependency versions for make install and CI; refresh with \`make lock\` (scripts/lock.sh)."
   echo "# Python $("$tmp/venv/bin/python" -c 'import platform; print(platform.python_version())'), $(date -u +%Y-%m-%d). torch is not pinned here (see scripts/lock.sh)."
