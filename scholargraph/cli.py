@@ -51,7 +51,7 @@ def main(ctx: click.Context, config: str | None, quiet: bool) -> None:
 
 
 def _register() -> None:
-    from scholargraph.graph_cli import db_group, features_command, query_command
+    from scholargraph.graph_cli import db_group, export_group, features_command, query_command
     from scholargraph.ingest.cli import ingest_command
     from scholargraph.ranking.citations.cli import citations_group
     from scholargraph.ranking.cli import jobs_group
@@ -62,7 +62,7 @@ def _register() -> None:
 
     for command in (neo4j_group, db_group, ingest_command, synth_command, features_command,
                     query_command, jobs_group, rising_stars_group, citations_group,
-                    reviewers_group):
+                    reviewers_group, export_group):
         main.add_command(command)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from scholargraph.cli_output import emit, migration_summary, rows_output
@@ -158,3 +160,34 @@ def query_command(obj, name: str | None, params: tuple[str, ...], fmt: str, out:
     if fix:
         rows = [[output_id(v) if i in fix and isinstance(v, str) else v for i, v in enumerate(row)] for row in rows]
     emit(Rows(columns, rows), fmt, out)
+
+
+@click.group("export")
+def export_group() -> None:
+    """Export the graph to files that other engines read (Spark, pandas, DuckDB)."""
+
+
+@export_group.command("parquet")
+@click.argument("out_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--as-of", "as_of", type=int, default=None,
+              help="Export the graph as it stood at the end of this year (papers up to it, the stubs they cite).")
+@click.option("--no-text", "no_text", is_flag=True, help="Leave titles and abstracts out (their columns stay, null).")
+@click.option("--rows-per-file", "rows_per_file", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+              help="Start a new part file of a table after this many rows.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace an earlier export in DIR (a non-empty DIR is refused otherwise).")
+@click.pass_obj
+def export_parquet_cmd(obj, out_dir: Path, as_of: int | None, no_text: bool, rows_per_file: int,
+                       overwrite: bool) -> None:
+    """Write a Parquet snapshot of the graph to DIR: papers, authors, venues, authorships and citations
+    tables plus DIR/_manifest.json (docs/features.md, "Parquet snapshots")."""
+    from scholargraph.graph.parquet import MANIFEST, check_target, export_parquet
+
+    check_target(out_dir, overwrite)  # before connecting: a refused DIR costs no pull
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        manifest = export_parquet(store, out_dir, as_of=as_of, with_text=not no_text, rows_per_file=rows_per_file,
+                                  quiet=obj.quiet, overwrite=overwrite)
+    for table, n in manifest["counts"].items():
+        parts = len(manifest["tables"][table])
+        click.echo(f"{table:<12}{n:>12,} rows  {parts} file{'s' if parts != 1 else ''}")
+    click.echo(f"manifest: {out_dir / MANIFEST}")

@@ -1,0 +1,320 @@
+"""Parquet snapshots: the graph exported as plain tables that Spark and `read_snapshot` both read."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+# pyarrow ships no type information; unused-ignore keeps this quiet once setup.cfg's mypy list names it.
+import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
+
+from scholargraph.errors import UsageError
+from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.store import GraphStore
+
+FORMAT = "scholargraph-snapshot"
+FORMAT_VERSION = 1
+MANIFEST = "_manifest.json"
+TABLES = ("papers", "authors", "venues", "authorships", "citations")
+
+# The contract: Spark jobs read these columns by name, so a change here is a new FORMAT_VERSION.
+SCHEMAS: dict[str, pa.Schema] = {
+    "papers": pa.schema([("id", pa.string()), ("year", pa.int32()), ("stub", pa.bool_()),
+                         ("venue_id", pa.string()), ("title", pa.string()), ("abstract", pa.string())]),
+    "authors": pa.schema([("id", pa.string()), ("name", pa.string())]),
+    "venues": pa.schema([("id", pa.string()), ("name", pa.string())]),
+    "authorships": pa.schema([("author_id", pa.string()), ("paper_id", pa.string()), ("position", pa.int32())]),
+    "citations": pa.schema([("citing_id", pa.string()), ("cited_id", pa.string())]),
+}
+
+# Rows buffered before they become one row group: bounds memory per table whatever rows_per_file is.
+_BATCH_ROWS = 50_000
+
+
+class _TableWriter:
+    """Rows of one table into DIR/<table>/part-NNNNN.parquet, a new part every `rows_per_file` rows."""
+
+    def __init__(self, root: Path, table: str, rows_per_file: int, batch_rows: int = _BATCH_ROWS):
+        self.root = root
+        self.table = table
+        self.schema = SCHEMAS[table]
+        self.rows_per_file = rows_per_file
+        self.batch_rows = max(1, min(batch_rows, rows_per_file))
+        self.parts: list[str] = []
+        self.rows = 0
+        self._buffer: list[tuple] = []
+        self._writer: pq.ParquetWriter | None = None
+        self._in_part = 0
+        (root / table).mkdir(parents=True, exist_ok=True)
+
+    def _flush_at(self) -> int:
+        return min(self.batch_rows, self.rows_per_file - self._in_part)
+
+    def add(self, row: tuple) -> None:
+        self._buffer.append(row)
+        if len(self._buffer) >= self._flush_at():
+            self._flush()
+
+    def _open(self) -> pq.ParquetWriter:
+        rel = f"{self.table}/part-{len(self.parts):05d}.parquet"
+        self.parts.append(rel)
+        return pq.ParquetWriter(self.root / rel, self.schema)
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        columns = list(zip(*self._buffer, strict=True))
+        batch = pa.Table.from_arrays([pa.array(col, type=f.type) for col, f in zip(columns, self.schema, strict=True)],
+                                     schema=self.schema)
+        if self._writer is None:
+            self._writer = self._open()
+        self._writer.write_table(batch)
+        self.rows += len(self._buffer)
+        self._in_part += len(self._buffer)
+        self._buffer = []
+        if self._in_part >= self.rows_per_file:
+            self._writer.close()
+            self._writer, self._in_part = None, 0
+
+    def close(self) -> list[str]:
+        self._flush()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if not self.parts:
+            # An empty part still carries the schema: spark.read.parquet(DIR/table) never fails on it.
+            self._open().close()
+        return self.parts
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+def graph_version(stats: dict, watermark: int) -> str:
+    """A digest of the store's counts and the watermark: two exports with the same one saw the same graph
+    state (as far as counts and the clock tell)."""
+    blob = json.dumps({"stats": stats, "watermark": watermark}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def check_target(out_dir: Path, overwrite: bool = False) -> None:
+    """Refuse (UsageError) a target that `export_parquet` would refuse, before any work is done."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"{out_dir} exists and is not a directory")
+    if out_dir.is_dir() and any(out_dir.iterdir()):
+        if not overwrite:
+            raise UsageError(f"{out_dir} is not empty (--overwrite replaces an earlier export)")
+        # Overwrite replaces an export, never a folder of other things given by mistake.
+        read_manifest(out_dir)
+
+
+def export_parquet(store: GraphStore, out_dir: Path, as_of: int | None = None, with_text: bool = True,
+                   rows_per_file: int = 1_000_000, quiet: bool = True, overwrite: bool = False) -> dict:
+    """Export the graph (as of year `as_of` when given, as `GraphSnapshot.as_of` defines it) to Parquet tables
+    under `out_dir` and return the manifest (also written as `out_dir/_manifest.json`).
+
+    Streams through the store's paged reads (those of `GraphSnapshot.from_store`): rows go to Parquet writers
+    as they arrive, so memory holds a page and a row group, not the graph. With `as_of`, the ids of the kept
+    dated papers and of the undated ones are held as sets (the citations pass decides which undated papers
+    stay, the authorships pass which authors). The tables are written in a temporary sibling directory that
+    is renamed into place at the end: a failed export leaves nothing behind. A non-empty `out_dir` is
+    refused unless `overwrite` and it holds an earlier export (UsageError)."""
+    out_dir = Path(out_dir)
+    if rows_per_file < 1:
+        raise UsageError(f"rows_per_file must be at least 1 (got {rows_per_file})")
+    check_target(out_dir, overwrite)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.parent / f".{out_dir.name}.tmp-{uuid.uuid4().hex[:12]}"
+    tmp.mkdir()
+    writers = {t: _TableWriter(tmp, t, rows_per_file) for t in TABLES}
+    try:
+        # The watermark is read before the pull: a paper written during the export is newer than it.
+        watermark = store.server_time()
+        stats = store.stats()
+        _pull(store, writers, as_of, with_text, quiet)
+        tables = {t: w.close() for t, w in writers.items()}
+        manifest = {
+            "format": FORMAT, "format_version": FORMAT_VERSION, "as_of": as_of,
+            "graph_version": graph_version(stats, watermark), "watermark": watermark,
+            "exported_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "with_text": bool(with_text), "counts": {t: w.rows for t, w in writers.items()}, "tables": tables,
+        }
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        _move_into_place(tmp, out_dir)
+    except BaseException:
+        for w in writers.values():
+            w.abort()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _move_into_place(tmp: Path, out_dir: Path) -> None:
+    if not out_dir.exists():
+        os.replace(tmp, out_dir)
+        return
+    if not any(out_dir.iterdir()):
+        out_dir.rmdir()
+        os.replace(tmp, out_dir)
+        return
+    # The old export moves aside first, so that out_dir is one export or the other, never a mix.
+    old = out_dir.parent / f".{out_dir.name}.old-{uuid.uuid4().hex[:12]}"
+    os.replace(out_dir, old)
+    os.replace(tmp, out_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _pull(store: GraphStore, writers: dict[str, _TableWriter], as_of: int | None, with_text: bool,
+          quiet: bool) -> None:
+    from scholargraph.progress import progress
+
+    venues = [(rec["id"], rec["name"]) for rec in store.stream("store/snapshot_venues")]
+    known_venues = {v for v, _ in venues}
+
+    def note_venue(venue: Any) -> None:
+        # A paper naming a venue without a node: GraphSnapshot.build adds it without a name, so does the table.
+        if venue and venue not in known_venues:
+            known_venues.add(venue)
+            venues.append((venue, None))
+
+    def paper_rows(desc: str) -> Iterator[list]:
+        with progress(desc=desc, unit="paper", quiet=quiet) as bar:
+            for page in store.pages("store/snapshot_papers", withText=with_text):
+                yield from page
+                bar.update(len(page))
+
+    def write_paper(pid: str, year: Any, stub: Any, venue: Any, title: Any, abstract: Any) -> None:
+        writers["papers"].add((pid, year, bool(stub), venue, title if with_text else None,
+                               abstract if with_text else None))
+
+    keep: set[str] | None = None
+    if as_of is None:
+        for pid, year, stub, venue, title, abstract in paper_rows("export papers"):
+            note_venue(venue)
+            write_paper(pid, year, stub, venue, title, abstract)
+        with progress(desc="export citations", unit="paper", quiet=quiet) as bar:
+            for page in store.pages("store/snapshot_citations"):
+                for citing, cited in page:
+                    for target in cited:
+                        if target != citing:
+                            writers["citations"].add((citing, target))
+                bar.update(len(page))
+    else:
+        dated: set[str] = set()
+        undated: set[str] = set()
+        for pid, year, _stub, venue, _title, _abstract in paper_rows("export papers (as of)"):
+            note_venue(venue)
+            if year is None:
+                undated.add(pid)
+            elif year <= as_of:
+                dated.add(pid)
+        cited_undated: set[str] = set()
+        with progress(desc="export citations", unit="paper", quiet=quiet) as bar:
+            for page in store.pages("store/snapshot_citations"):
+                for citing, cited in page:
+                    # Undated papers cite nothing as of T: their references are unknown in time.
+                    if citing not in dated:
+                        continue
+                    for target in cited:
+                        if target == citing:
+                            continue
+                        if target in undated:
+                            cited_undated.add(target)
+                        elif target not in dated:
+                            continue
+                        writers["citations"].add((citing, target))
+                bar.update(len(page))
+        keep = dated | cited_undated
+        del dated, undated, cited_undated
+        for pid, year, stub, venue, title, abstract in paper_rows("export papers"):
+            if pid in keep:
+                write_paper(pid, year, stub, venue, title, abstract)
+    with progress(desc="export authors", unit="author", quiet=quiet) as bar:
+        for page in store.pages("store/snapshot_authorships"):
+            for aid, name, written in page:
+                if keep is not None:
+                    written = [(pid, pos) for pid, pos in written if pid in keep]
+                    if not written:
+                        continue  # as of T an author exists through a kept paper only
+                writers["authors"].add((aid, name))
+                for pid, pos in written:
+                    writers["authorships"].add((aid, pid, pos))
+            bar.update(len(page))
+    for row in venues:
+        writers["venues"].add(row)
+
+
+# --- reading ------------------------------------------------------------------------------------------------
+
+
+def read_manifest(in_dir: Path) -> dict:
+    """The manifest of an export directory; UsageError when `in_dir` holds no export this version reads."""
+    path = Path(in_dir) / MANIFEST
+    if not path.is_file():
+        raise UsageError(f"{in_dir} is not a scholargraph snapshot (no {MANIFEST})")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path} is not a valid snapshot manifest: {exc}") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise UsageError(f"{path} is not a scholargraph snapshot manifest (format is not {FORMAT!r})")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise UsageError(f"{path}: snapshot format_version {manifest.get('format_version')!r} is not supported "
+                         f"(this version reads {FORMAT_VERSION})")
+    tables = manifest.get("tables")
+    if not isinstance(tables, dict) or any(not isinstance(tables.get(t), list) for t in TABLES):
+        raise UsageError(f"{path} does not list the parts of every table ({', '.join(TABLES)})")
+    return manifest
+
+
+def _rows(in_dir: Path, manifest: dict, table: str, columns: list[str]) -> Iterator[tuple]:
+    """The rows of a table, part by part in manifest order, row order preserved."""
+    for rel in manifest["tables"][table]:
+        path = in_dir / rel
+        if not path.is_file():
+            raise UsageError(f"{in_dir}: part file {rel} listed in the manifest is missing")
+        parquet = pq.ParquetFile(path)
+        try:
+            for batch in parquet.iter_batches(batch_size=_BATCH_ROWS, columns=columns):
+                yield from zip(*(batch.column(c).to_pylist() for c in columns), strict=True)
+        finally:
+            parquet.close()
+
+
+def read_snapshot(in_dir: Path, with_text: bool = True) -> GraphSnapshot:
+    """The GraphSnapshot of an export (`GraphSnapshot.build` over its tables, in file and row order).
+
+    For a full export, the result equals `GraphSnapshot.from_store(store, with_text=True)` of the store it
+    came from (or `with_text=False` when the export or this call has no text): same order of papers,
+    authors and venues, same matrices. For an export `as_of=T` it equals `from_store(...).as_of(T)`, here also
+    in the same order (papers in id order, authors in the store's order; `extra["as_of"]` is T), though
+    readers should align by id rather than rely on it: the contract promises the same ids and edges."""
+    in_dir = Path(in_dir)
+    manifest = read_manifest(in_dir)
+    text = with_text and bool(manifest.get("with_text"))
+    papers: list[dict] = []
+    columns = ["id", "year", "stub", "venue_id"] + (["title", "abstract"] if text else [])
+    for row in _rows(in_dir, manifest, "papers", columns):
+        paper = {"id": row[0], "year": row[1], "stub": row[2], "venue": row[3]}
+        if text:
+            paper["title"], paper["abstract"] = row[4], row[5]
+        papers.append(paper)
+    venues = [(v, n) for v, n in _rows(in_dir, manifest, "venues", ["id", "name"])]
+    authors = [(a, n) for a, n in _rows(in_dir, manifest, "authors", ["id", "name"])]
+    authorships: Iterable[tuple] = _rows(in_dir, manifest, "authorships", ["author_id", "paper_id", "position"])
+    citations: Iterable[tuple] = _rows(in_dir, manifest, "citations", ["citing_id", "cited_id"])
+    snapshot = GraphSnapshot.build(papers, authorships, citations, venues=venues, authors=authors)
+    if manifest.get("as_of") is not None:
+        snapshot.extra["as_of"] = manifest["as_of"]
+    return snapshot
