@@ -83,3 +83,21 @@ def resolve_ids(resolver: IdResolver, kind: str, given, what: str) -> Resolution
     if message:
         click.echo(f"scholargraph: {message}", err=True)
     return res
+
+
+def engine_options(command: Callable) -> Callable:
+    """`--engine in-process|spark`, `--master`, `--snapshot DIR` and `--keep-snapshot`: the same on `features` and
+    `jobs run` (docs/scale-out.md)."""
+    command = click.option("--engine", type=click.Choice(["in-process", "spark"]), default="in-process",
+                           show_default=True,
+                           help="Where networks, PageRank and batch scoring run: in this process, or on Apache "
+                                "Spark (pip install 'scholargraph[spark]').")(command)
+    command = click.option("--master", default=None, envvar="SCHOLARGRAPH_SPARK_MASTER",
+                           help="Spark master for --engine spark: local[N] or a cluster URL "
+                                "(default: local[2], or SCHOLARGRAPH_SPARK_MASTER).")(command)
+    command = click.option("--snapshot", type=click.Path(file_okay=False, exists=True), default=None,
+                           help="--engine spark: compute on this `export parquet` directory instead of exporting "
+                                "the graph first (shared storage on a cluster).")(command)
+    return click.option("--keep-snapshot", is_flag=True,
+                        help="--engine spark: keep the run's Parquet export under "
+                             "SCHOLARGRAPH_HOME/spark/snapshots.")(command)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from scholargraph.cli_output import emit, migration_summary, rows_output
+from scholargraph.cli_output import emit, engine_options, migration_summary, rows_output
 from scholargraph.errors import UsageError
 from scholargraph.graph import query_library
 from scholargraph.graph.encoders import AUTO_ENCODER
@@ -115,10 +115,16 @@ def reset_cmd(obj, yes: bool) -> None:
 @click.option("--retrain", is_flag=True,
               help="Fit a new topic model and encoder (auto: choose again) even when saved ones exist.")
 @click.option("--force", is_flag=True, help="Recompute even when nothing changed since the last run.")
+@engine_options
 @click.pass_obj
 def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder: str, backend: str,
-                     retrain: bool, force: bool) -> None:
-    """Derived networks, PageRank, LDA topics and text/citation vectors, written back to the graph."""
+                     retrain: bool, force: bool, engine: str, master: str | None, snapshot: str | None,
+                     keep_snapshot: bool) -> None:
+    """Derived networks, PageRank, LDA topics and text/citation vectors, written back to the graph.
+
+    With --engine spark, the networks and PageRank run on Apache Spark over a Parquet export of the graph
+    (--master local[N] or a cluster URL) and are written back through the Neo4j Spark connector; topics and
+    vectors run here over the same export (docs/scale-out.md)."""
     steps = tuple(s.strip() for s in only.split(",") if s.strip())
     unknown = set(steps) - set(STEPS)
     if unknown:
@@ -126,8 +132,16 @@ def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder
     options = FeatureOptions(only=steps, as_of=as_of, num_topics=num_topics, encoder=encoder, backend=backend)
     log = (lambda _msg: None) if obj.quiet else (lambda msg: click.echo(f"  {msg}", err=True))
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        report = run_features(store, obj.settings.models_dir, options, retrain=retrain, force=force,
-                              quiet=obj.quiet, log=log)
+        if engine == "spark":
+            from scholargraph.spark.features import spark_feature_engine
+
+            with spark_feature_engine(obj.settings, store, master, Path(snapshot) if snapshot else None,
+                                      keep_snapshot, quiet=obj.quiet) as spark_engine:
+                report = run_features(store, obj.settings.models_dir, options, retrain=retrain, force=force,
+                                      quiet=obj.quiet, log=log, engine=spark_engine)
+        else:
+            report = run_features(store, obj.settings.models_dir, options, retrain=retrain, force=force,
+                                  quiet=obj.quiet, log=log)
     click.echo(report)
 
 

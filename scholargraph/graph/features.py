@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -84,6 +84,24 @@ class Features:
     encode_seconds: float = 0.0
     citation: np.ndarray | None = None
     timings: dict[str, float] = field(default_factory=dict)
+
+
+class FeatureEngine(Protocol):
+    """Computes the "networks" and "pagerank" steps elsewhere (scholargraph.spark.features: on Spark, over a
+    Parquet snapshot) and writes them back itself; the other steps run here, on `read_snapshot`'s graph."""
+
+    name: str
+
+    def read_snapshot(self, as_of: int | None, with_text: bool = True) -> GraphSnapshot:
+        ...
+
+    def network_features(self, options: FeatureOptions, version: str, log: Callable[[str], None]
+                         ) -> tuple[dict[str, int], dict[str, int]]:
+        """(write counts, {"papers": n, "authors": n, "venues": n}) of the requested network steps."""
+        ...
+
+
+NETWORK_STEPS = ("networks", "pagerank")
 
 
 def resolve_encoder(snapshot: GraphSnapshot, options: FeatureOptions, encoder=None,
@@ -419,11 +437,15 @@ def _steps_reading_changed_models(last_fingerprint: str | None, fingerprint: str
 
 def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *, retrain: bool = False,
                  force: bool = False, quiet: bool = True, log: Callable[[str], None] = lambda _: None,
-                 run_props: dict | None = None, read_snapshot: Callable[[], GraphSnapshot] | None = None) -> str:
+                 run_props: dict | None = None, read_snapshot: Callable[[], GraphSnapshot] | None = None,
+                 engine: FeatureEngine | None = None) -> str:
     """The `features` command: skip when nothing changed since the last successful run, else recompute
     (reusing the saved topic model and encoder unless `retrain`), write back and record a ScoringRun.
     `read_snapshot` gives the graph (with texts) when the caller shares one snapshot between several steps
-    (a scoring-jobs run); it is called only when there is something to compute."""
+    (a scoring-jobs run); it is called only when there is something to compute. `engine` computes and writes
+    the networks and PageRank steps (Spark); the other steps then read the engine's snapshot."""
+    if engine is not None and options.backend == "gds":
+        raise UsageError("--engine spark computes PageRank itself: it does not combine with --backend gds")
     if options.backend not in ("networkx", "gds"):
         raise UsageError(f"unknown PageRank backend {options.backend!r} (networkx or gds)")
     if options.backend == "gds" and "pagerank" in options.only:
@@ -471,17 +493,26 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
                               "heartbeat_at": started_at, "steps": json.dumps(covered),
                               **(run_props or {})})
     try:
-        snapshot = (read_snapshot() if read_snapshot is not None else
-                    GraphSnapshot.from_store(store, with_text=bool(set(options.only) & {"topics", "vectors"}),
-                                             quiet=quiet))
-        if options.as_of is not None:
-            snapshot = snapshot.as_of(options.as_of)
+        elsewhere = set(NETWORK_STEPS) & set(options.only) if engine is not None else set()
+        engine_counts, sizes = ({}, {}) if not elsewhere or engine is None else engine.network_features(
+            replace(options, only=tuple(s for s in options.only if s in elsewhere)), version, log)
+        needs_text = bool(set(options.only) & {"topics", "vectors"})
+        if engine is not None:
+            # The engine's snapshot is as of T already; an empty one stands in when every step ran there.
+            snapshot = (engine.read_snapshot(options.as_of, with_text=needs_text)
+                        if set(options.only) - elsewhere else GraphSnapshot.build([]))
+        else:
+            snapshot = (read_snapshot() if read_snapshot is not None else
+                        GraphSnapshot.from_store(store, with_text=needs_text, quiet=quiet))
+            if options.as_of is not None:
+                snapshot = snapshot.as_of(options.as_of)
         topic_model, encoder = (None, None) if retrain else load_current_models(models_dir)
         reused = {"topics": topic_model, "encoder": encoder}
         if switch:
             encoder = None
         on_server = options.backend == "gds" and "pagerank" in options.only
-        local = replace(options, only=tuple(s for s in options.only if s != "pagerank")) if on_server else options
+        skip = elsewhere | ({"pagerank"} if on_server else set())
+        local = replace(options, only=tuple(s for s in options.only if s not in skip)) if skip else options
         encode, choice = None, None
         if "vectors" in local.only and options.as_of is None:
             # Each paper is encoded once: only those without a vector of this encoder for their text now.
@@ -491,7 +522,7 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
                              quiet=quiet)
         f.encoder_choice = f.encoder_choice or choice
         saved = save_models(models_dir, f, started_at, reused) if options.as_of is None else {}
-        counts = write_features(store, snapshot, f, local, version, log=log)
+        counts = {**engine_counts, **write_features(store, snapshot, f, local, version, log=log)}
         if on_server:
             # GDS reads the networks from the graph, so they are written first.
             gds_pagerank_features(store, snapshot, f, options)
@@ -509,10 +540,13 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
                               # with the models this run made current, so that the next run can skip
                               "fingerprint": _fingerprint(stats, current_model_paths(models_dir)),
                               "counts": json.dumps(counts),
-                              "model_version": version, "models": json.dumps(saved), **text_props})
-    lines = [f"features {','.join(options.only)} on {snapshot.n_papers:,} papers, {snapshot.n_authors:,} authors, "
-             f"{snapshot.n_venues:,} venues" + ("" if options.as_of is None else f" as of {options.as_of}")
-             + f" in {time.time() - started:.1f}s (run {run_id})"]
+                              "model_version": version, "models": json.dumps(saved),
+                              "engine": "in-process" if engine is None else engine.name, **text_props})
+    n = sizes or {"papers": snapshot.n_papers, "authors": snapshot.n_authors, "venues": snapshot.n_venues}
+    lines = [f"features {','.join(options.only)} on {n['papers']:,} papers, {n['authors']:,} authors, "
+             f"{n['venues']:,} venues" + ("" if options.as_of is None else f" as of {options.as_of}")
+             + f" in {time.time() - started:.1f}s" + ("" if engine is None else f" ({engine.name})")
+             + f" (run {run_id})"]
     lines += [f"  {name}: {n:,}" for name, n in counts.items()]
     lines += [f"  model saved: {path}" for path in saved.values()]
     if f.encoder is not None:

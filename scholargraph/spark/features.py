@@ -1,0 +1,176 @@
+"""`features --engine spark`: the networks, citation counts and PageRank computed by Spark over a Parquet
+snapshot and written back through the connector; topics and vectors stay in process, over the same snapshot.
+
+run_features (graph/features.py) keeps everything else: the skip when nothing changed, the ScoringRun, the
+models on disk. This engine is what it calls for the "networks" and "pagerank" steps (FeatureEngine).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scholargraph.config import Settings
+from scholargraph.graph import parquet
+from scholargraph.graph.features import FeatureOptions
+from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.store import GraphStore
+from scholargraph.spark import graph as sg
+from scholargraph.spark import neo4j_io
+from scholargraph.spark.session import neo4j_options, spark_session
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@dataclass
+class SparkFeatureEngine:
+    """Exports the graph (as of T when asked) to `work_dir` once per run, then computes there.
+
+    `snapshot_dir`, when given, is an existing export to compute on instead (a cluster reads it from shared
+    storage); it is then not exported again, and its manifest must have the run's `as_of`."""
+
+    spark: SparkSession
+    store: GraphStore
+    connector_options: dict[str, str]
+    work_dir: Path
+    snapshot_dir: Path | None = None
+    keep_snapshot: bool = False
+    quiet: bool = True
+    name: str = "spark"
+    timings: dict[str, float] = field(default_factory=dict)
+    pagerank_iterations: dict[str, int] = field(default_factory=dict)
+    _exported: Path | None = None
+    _manifest: dict | None = None
+
+    # --- the snapshot -----------------------------------------------------------------------------------
+
+    def snapshot_path(self, as_of: int | None) -> Path:
+        """The Parquet snapshot of this run, exported on first use."""
+        if self.snapshot_dir is not None:
+            manifest = parquet.read_manifest(self.snapshot_dir)
+            if manifest.get("as_of") != as_of:
+                from scholargraph.errors import UsageError
+
+                raise UsageError(f"the snapshot at {self.snapshot_dir} is as of {manifest.get('as_of')}, "
+                                 f"not {as_of}: export one with `scholargraph export parquet DIR"
+                                 f"{'' if as_of is None else f' --as-of {as_of}'}`")
+            self._manifest = manifest
+            return self.snapshot_dir
+        if self._exported is None:
+            t0 = time.perf_counter()
+            target = self.work_dir / ("current" if as_of is None else f"as-of-{as_of}")
+            shutil.rmtree(target, ignore_errors=True)
+            self._manifest = parquet.export_parquet(self.store, target, as_of=as_of, with_text=True,
+                                                    quiet=self.quiet)
+            self._exported = target
+            self.timings["export"] = time.perf_counter() - t0
+        return self._exported
+
+    @property
+    def watermark(self) -> int | None:
+        """The server time read before the export's pull (None before the export)."""
+        return None if self._manifest is None else self._manifest.get("watermark")
+
+    def read_snapshot(self, as_of: int | None, with_text: bool = True) -> GraphSnapshot:
+        """The same snapshot in process, for the steps that stay here (topics, vectors, model scoring)."""
+        path = self.snapshot_path(as_of)
+        t0 = time.perf_counter()
+        snapshot = parquet.read_snapshot(path, with_text=with_text)
+        self.timings["read snapshot"] = time.perf_counter() - t0
+        return snapshot
+
+    def close(self) -> None:
+        if self._exported is not None and not self.keep_snapshot:
+            shutil.rmtree(self._exported, ignore_errors=True)
+
+    # --- the steps --------------------------------------------------------------------------------------
+
+    def network_features(self, options: FeatureOptions, version: str, log: Callable[[str], None]
+                         ) -> tuple[dict[str, int], dict[str, int]]:
+        """Compute and write the requested network steps; returns (write counts, sizes of the graph)."""
+        from pyspark.sql import functions as F
+
+        as_of = options.as_of
+        g = sg.read_graph(self.spark, self.snapshot_path(as_of))
+        sfx = "" if as_of is None else f"_as_of_{as_of}"
+        counts: dict[str, int] = {}
+        opts = self.connector_options
+
+        def timed(name: str, fn: Callable[[], Any]) -> Any:
+            t0 = time.perf_counter()
+            result = fn()
+            self.timings[name] = time.perf_counter() - t0
+            log(f"{name} (spark): {self.timings[name]:.1f}s")
+            return result
+
+        # Cached: every step below reads them, and Parquet would be decoded again for each.
+        g.papers = g.papers.select("id", "venue_id").persist()
+        g.authorships.persist()
+        g.citations.persist()
+        sizes = {"papers": g.papers.count(), "authors": g.authors.count(), "venues": g.venues.count()}
+        acn = sg.coauthor_edges(g).persist()
+        accn = sg.author_citation_edges(g).persist()
+        vccn = sg.venue_citation_edges(g).persist()
+        cites = sg.paper_citation_counts(g).persist()
+        timed("networks", lambda: [df.count() for df in (acn, accn, vccn, cites)])
+        if as_of is None and "networks" in options.only:
+            derived = (("COAUTHOR", acn, "Author", True), ("CITES_AUTHOR", accn, "Author", False),
+                       ("CITES_VENUE", vccn, "Venue", False))
+            for rel, edges, label, symmetric in derived:
+                # An undirected co-author edge is stored once, from the smaller id to the larger.
+                rows = edges.where(F.col("src") < F.col("dst")) if symmetric else edges
+                rows = rows.select("src", "dst", F.col("weight").cast("long").alias("weight"))
+                counts[rel] = timed(f"write {rel}", lambda rows=rows, rel=rel, label=label:
+                                    neo4j_io.write_edges(rows, opts, rel, label, version))
+                self.store.delete_stale_edges(rel, version)
+        counts["Paper.nCitation"] = timed("write nCitation", lambda: neo4j_io.write_node_properties(
+            cites.withColumnRenamed("n_citation", "n_citation" + sfx), opts, "Paper"))
+        if sizes["venues"]:
+            avg = sg.venue_avg_citation(g, cites).withColumnRenamed("avg_citation", "avg_citation" + sfx)
+            timed("write avgCitation", lambda: neo4j_io.write_node_properties(avg, opts, "Venue"))
+        if "pagerank" in options.only:
+            pr = {"damping": options.damping, "max_iter": options.max_iter, "tol": options.tol,
+                  "strict": options.strict}
+            networks = (("papers", g.papers, sg.citation_edges(g)), ("ACN", g.authors, acn),
+                        ("ACCN", g.authors, accn), ("VCCN", g.venues, vccn))
+            scores = {}
+            for name, nodes, edges in networks:
+                if name == "VCCN" and not sizes["venues"]:
+                    continue
+                result = timed(f"PageRank {name}", lambda nodes=nodes, edges=edges: sg.pagerank(nodes, edges, **pr))
+                self.pagerank_iterations[name] = result.iterations
+                scores[name] = result.scores
+            counts["Paper.pagerank"] = timed("write Paper.pagerank", lambda: neo4j_io.write_node_properties(
+                scores["papers"].withColumnRenamed("score", "pagerank" + sfx), opts, "Paper"))
+            authors = (scores["ACN"].withColumnRenamed("score", "pagerank_coauthor" + sfx)
+                       .join(scores["ACCN"].withColumnRenamed("score", "pagerank_citation" + sfx), "id"))
+            counts["Author.pagerank"] = timed("write Author.pagerank",
+                                              lambda: neo4j_io.write_node_properties(authors, opts, "Author"))
+            if "VCCN" in scores:
+                timed("write Venue.pagerank", lambda: neo4j_io.write_node_properties(
+                    scores["VCCN"].withColumnRenamed("score", "pagerank_citation" + sfx), opts, "Venue"))
+        for frame in (acn, accn, vccn, cites, g.papers, g.authorships, g.citations):
+            frame.unpersist()
+        return counts, sizes
+
+
+@contextmanager
+def spark_feature_engine(settings: Settings, store: GraphStore, master: str | None = None,
+                         snapshot_dir: Path | None = None, keep_snapshot: bool = False,
+                         quiet: bool = True) -> Iterator[SparkFeatureEngine]:
+    """A SparkSession and the engine on it for one command; the run's export is removed afterwards unless
+    `keep_snapshot` (it sits under SCHOLARGRAPH_HOME/spark/snapshots)."""
+    with spark_session(settings, master, quiet=quiet) as spark:
+        engine = SparkFeatureEngine(spark, store, neo4j_options(settings, store.uri),
+                                    work_dir=settings.home / "spark" / "snapshots", snapshot_dir=snapshot_dir,
+                                    keep_snapshot=keep_snapshot, quiet=quiet)
+        try:
+            yield engine
+        finally:
+            engine.close()

@@ -1,0 +1,97 @@
+"""The Spark engine against the managed Neo4j with local[2]: a connector round trip, and `features --engine
+spark` writing what the in-process pipeline writes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from scholargraph.graph.features import FeatureOptions, run_features
+from scholargraph.ingest.loader import ingest
+from scholargraph.synth import SynthParams, generate
+
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")  # py4j's gateway sockets
+
+
+@pytest.fixture
+def world_store(store, tmp_path):
+    generate(SynthParams(papers=800, seed=5, reviewer_queries=2, citation_queries=2), tmp_path / "w")
+    ingest(store, "aminer", [str(tmp_path / "w" / "corpus.aminer.jsonl")], quarantine_path=tmp_path / "q",
+           checkpoint_dir=tmp_path / "c", quiet=True)
+    return store
+
+
+def test_connector_round_trip(spark, neo4j_settings, world_store):
+    from pyspark.sql import functions as F
+
+    from scholargraph.spark import neo4j_io
+    from scholargraph.spark.session import neo4j_options
+
+    options = neo4j_options(neo4j_settings, neo4j_settings.uri)
+    papers = neo4j_io.read_label(spark, options, "Paper").select("id").persist()
+    ids, _ = world_store.read_nodes("Paper", [])
+    assert sorted(r["id"] for r in papers.collect()) == sorted(ids)
+    scores = papers.withColumn("spark_score", F.length("id").cast("double") / 100)
+    assert neo4j_io.write_node_properties(scores, options, "Paper") == len(ids)
+    # An id that is not in the graph creates nothing.
+    ghost = spark.createDataFrame([("no-such-paper", 1.0)], "id string, spark_score double")
+    neo4j_io.write_node_properties(ghost, options, "Paper")
+    back = neo4j_io.read_query(spark, options, "MATCH (p:Paper) WHERE p.sparkScore IS NOT NULL "
+                                               "RETURN p.id AS id, p.sparkScore AS s")
+    assert {r["id"]: r["s"] for r in back.collect()} == {i: len(i) / 100 for i in ids}
+    assert world_store.stats()["nodes"]["Paper"] == len(ids)
+    papers.unpersist()
+
+
+def _read_features(store):
+    props = {"Paper": ["pagerank", "n_citation"], "Author": ["pagerank_coauthor", "pagerank_citation"],
+             "Venue": ["pagerank_citation", "avg_citation"]}
+    out = {}
+    for label, names in props.items():
+        ids, values = store.read_nodes(label, names)
+        for name in names:
+            out[(label, name)] = dict(zip(ids, values[name]))
+    edges = {}
+    for rel in ("COAUTHOR", "CITES_AUTHOR", "CITES_VENUE"):
+        src, dst, w = store.read_edges(rel)
+        pairs = zip(src, dst) if rel != "COAUTHOR" else (tuple(sorted(p)) for p in zip(src, dst))
+        edges[rel] = dict(zip(pairs, (float(x) for x in w)))
+    return out, edges
+
+
+def test_spark_features_write_what_the_in_process_pipeline_writes(spark, neo4j_settings, world_store, tmp_path):
+    from scholargraph.spark.features import SparkFeatureEngine
+    from scholargraph.spark.session import neo4j_options
+
+    options = FeatureOptions(only=("networks", "pagerank"))
+    run_features(world_store, tmp_path / "m", options)
+    ours, our_edges = _read_features(world_store)
+    engine = SparkFeatureEngine(spark, world_store, neo4j_options(neo4j_settings, neo4j_settings.uri),
+                                work_dir=tmp_path / "spark")
+    report = run_features(world_store, tmp_path / "m", options, force=True, engine=engine)
+    engine.close()
+    assert "(spark)" in report
+    theirs, their_edges = _read_features(world_store)
+    assert their_edges == our_edges
+    for key, values in ours.items():
+        assert set(theirs[key]) == set(values), key
+        ids = sorted(values)
+        a = np.array([np.nan if values[i] is None else values[i] for i in ids], dtype=float)
+        b = np.array([np.nan if theirs[key][i] is None else theirs[key][i] for i in ids], dtype=float)
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-12, equal_nan=True, err_msg=str(key))
+        if "pagerank" in key[1]:
+            assert spearmanr(a, b).statistic >= 0.9999
+    assert world_store.last_run("features")["engine"] == "spark"
+    # Nothing changed since: the Spark run counts as the current features, as an in-process one would.
+    assert "up to date" in run_features(world_store, tmp_path / "m", options, engine=engine)
+    # As of a year: suffixed scalars only.
+    _, years = world_store.read_nodes("Paper", ["year"])
+    year = int(np.median([y for y in years["year"] if y is not None]))
+    run_features(world_store, tmp_path / "m", replace(options, as_of=year), engine=replace(engine, _exported=None))
+    engine.close()
+    ids, values = world_store.read_nodes("Paper", ["year", f"pagerank_as_of_{year}"])
+    dated = [(y, v) for y, v in zip(values["year"], values[f"pagerank_as_of_{year}"]) if y is not None]
+    assert all((v is not None) == (y <= year) for y, v in dated)
