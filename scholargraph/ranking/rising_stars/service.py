@@ -13,7 +13,9 @@ from scholargraph.errors import UsageError
 from scholargraph.graph.ids import EXPECTED, IdResolver
 from scholargraph.graph.scoring import ScoringRun
 from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
 from scholargraph.ranking.graph_models import load_graph_models
+from scholargraph.ranking.rising_stars.batch import score_dataset
 from scholargraph.ranking.rising_stars.features import build_dataset, fit_paper_topics
 from scholargraph.ranking.rising_stars.iirl import ALL, IIRL, Explanation
 from scholargraph.registry import ModelRegistry
@@ -95,9 +97,12 @@ class Scored:
 
 
 def score(store, models_dir: Path, as_of: int | None, quiet: bool = True, write: bool = True,
-          run_props: dict | None = None, snapshot: GraphSnapshot | None = None) -> Scored:
+          run_props: dict | None = None, snapshot: GraphSnapshot | None = None,
+          mapper: PartitionMapper = IN_PROCESS) -> Scored:
     """Apply the trained model to features as of T (the latest year by default): the real prediction.
-    `snapshot` (with texts) is the graph when the caller has read it already (a scoring-jobs run)."""
+    `snapshot` (with texts) is the graph when the caller has read it already (a scoring-jobs run). The
+    features are built here, in the driver; `mapper` applies the model to them (in process by default, or
+    in Spark partitions: rising_stars/batch.py), and the ranks, global per topic, are computed here after it."""
     model, meta = load_model(models_dir)
     if snapshot is None:
         snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
@@ -106,18 +111,15 @@ def score(store, models_dir: Path, as_of: int | None, quiet: bool = True, write:
     data = build_dataset(snapshot, as_of, None, paper_topics=topics, **_feature_options(meta))
     if not len(data):
         raise UsageError(f"no young researchers as of {as_of}")
-    X = data.X
-    overall = model.score(X, ALL)
+    scored = score_dataset(model, data, mapper)
+    overall = scored.overall
     order = np.argsort(-overall, kind="stable")
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(1, len(order) + 1)
     rows: list[dict] = []
     rankings = [(data.author_ids[i], ALL, float(overall[i]), int(rank[i])) for i in order]
-    for topic, members in sorted(data.topic_groups(3).items(), key=lambda kv: int(kv[0])):
-        if not len(members):
-            continue
-        scores = model.score(X[members], topic)
-        pct = model.percentile(scores, topic)
+    for group in scored.topics:
+        topic, members, scores, pct = group.topic, group.members, group.scores, group.percentiles
         local = np.argsort(-scores, kind="stable")
         for r, j in enumerate(local, start=1):
             author = data.author_ids[members[j]]
