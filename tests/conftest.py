@@ -121,7 +121,20 @@ def spark(tmp_path_factory):
         yield session
 
 
+# PySpark 3.5's own warnings, and only those (the suite makes warnings errors): its pandas version check uses
+# distutils' LooseVersion; its Arrow conversions call APIs that pandas 3 deprecates (a warning raised there
+# makes createDataFrame fall back to its slow path and toPandas fail); the local sockets it reads results
+# through are left to the garbage collector. Applied to every test that uses the `spark` fixture.
+SPARK_WARNINGS = ("distutils Version classes are deprecated:DeprecationWarning",
+                  "is_categorical_dtype is deprecated:DeprecationWarning",
+                  "The copy keyword is deprecated",
+                  "unclosed <socket.socket:ResourceWarning")
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            for message in SPARK_WARNINGS:
+                item.add_marker(pytest.mark.filterwarnings(f"ignore:{message}"))
         if "/integration/" in str(item.fspath):
             item.add_marker(pytest.mark.integration)

@@ -497,10 +497,10 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
         engine_counts, sizes = ({}, {}) if not elsewhere or engine is None else engine.network_features(
             replace(options, only=tuple(s for s in options.only if s in elsewhere)), version, log)
         needs_text = bool(set(options.only) & {"topics", "vectors"})
-        if engine is not None:
-            # The engine's snapshot is as of T already; an empty one stands in when every step ran there.
-            snapshot = (engine.read_snapshot(options.as_of, with_text=needs_text)
-                        if set(options.only) - elsewhere else GraphSnapshot.build([]))
+        if not set(options.only) - elsewhere:
+            snapshot = GraphSnapshot.build([])  # every step ran on the engine: nothing to read here
+        elif read_snapshot is None and engine is not None:
+            snapshot = engine.read_snapshot(options.as_of, with_text=needs_text)  # as of T already
         else:
             snapshot = (read_snapshot() if read_snapshot is not None else
                         GraphSnapshot.from_store(store, with_text=needs_text, quiet=quiet))

@@ -5,9 +5,11 @@ reads besides its input rows (trained weights, an index), `rows` is a pandas Dat
 query, author, ...) and the result a DataFrame of output rows that depends only on the input rows given and
 the payload, never on which other rows share the call. A function that gives several output rows per input
 row (k reviewers of a query) adds the column SOURCE_ROW, the position of the input row in `rows`; without it
-output row i belongs to input row i. Either way the mappers return the rows ordered by input row. That makes the split into partitions invisible: the
-in-process mapper calls `fn` once on every row, the Spark mapper (scholargraph.spark.engine) broadcasts the
-payload and runs `fn` in `mapInPandas` partitions, and both give the same rows.
+output row i belongs to input row i. Either way the mappers return the rows ordered by input row.
+
+That makes the split into partitions invisible: the in-process mapper calls `fn` once on every row, the Spark
+mapper (scholargraph.spark.engine) broadcasts the payload and runs `fn` in `mapInPandas` partitions, and both
+give the same rows.
 """
 
 from __future__ import annotations

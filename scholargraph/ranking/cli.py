@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import signal
 import sys
+from pathlib import Path
 
 import click
 
-from scholargraph.cli_output import emit, rows_output
+from scholargraph.cli_output import emit, engine_options, rows_output
 from scholargraph.ranking.jobs import PIPELINE, run_pipeline
 from scholargraph.server.connect import open_store
 from scholargraph.tables import Rows
@@ -29,17 +30,32 @@ def _log(obj):
 @click.option("--full", is_flag=True, help="Rescore everything, not only what changed since the last run.")
 @click.option("--lease", default=600, show_default=True, type=click.IntRange(30, 86_400),
               help="Seconds a crashed run keeps the lock before the next run may take it.")
+@engine_options
 @click.pass_obj
-def run_cmd(obj, only: str, full: bool, lease: int) -> None:
-    """Run the pipeline once (exit code 4 when another run holds the lock)."""
+def run_cmd(obj, only: str, full: bool, lease: int, engine: str, master: str | None, snapshot: str | None,
+            keep_snapshot: bool) -> None:
+    """Run the pipeline once (exit code 4 when another run holds the lock).
+
+    With --engine spark the run exports the graph to Parquet once; networks and PageRank run on Spark and are
+    written back through the Neo4j connector, and the models' batch scoring runs in Spark partitions."""
     steps = tuple(s.strip() for s in only.split(",") if s.strip())
     unknown = set(steps) - set(PIPELINE)
     if unknown:
         raise click.UsageError(f"unknown step(s) {', '.join(sorted(unknown))}; choose from {', '.join(PIPELINE)}")
     with open_store(obj.settings, quiet=obj.quiet) as store:
         store.apply_schema()
-        report = run_pipeline(store, obj.settings.models_dir, steps, full=full, lease_seconds=lease,
-                              quiet=obj.quiet, log=_log(obj))
+        if engine == "spark":
+            from scholargraph.spark.engine import SparkMapper
+            from scholargraph.spark.features import spark_feature_engine
+
+            with spark_feature_engine(obj.settings, store, master, Path(snapshot) if snapshot else None,
+                                      keep_snapshot, quiet=obj.quiet) as spark_engine:
+                report = run_pipeline(store, obj.settings.models_dir, steps, full=full, lease_seconds=lease,
+                                      quiet=obj.quiet, log=_log(obj), engine=spark_engine,
+                                      mapper=SparkMapper(spark_engine.spark))
+        else:
+            report = run_pipeline(store, obj.settings.models_dir, steps, full=full, lease_seconds=lease,
+                                  quiet=obj.quiet, log=_log(obj))
     for step, summary in report.steps:
         click.echo(f"{step:<13} {summary}")
     click.echo(f"jobs run finished in {report.seconds:.1f}s")

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scholargraph.errors import ScholargraphError, StoreUnavailable
+from scholargraph.graph.features import FeatureEngine
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.store import GraphStore
+from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
 from scholargraph.ranking.citations import encoder as _citeomatic  # noqa: F401  registers the encoder features may load
 
 PIPELINE = ("features", "rising-stars", "reviewers", "citations")
@@ -36,6 +38,10 @@ class JobContext:
     quiet: bool = True
     log: Callable[[str], None] = lambda _msg: None
     lock_owner: str | None = None  # recorded on each ScoringRun: the next lock holder knows it is dead
+    # `--engine spark`: the features engine (networks and PageRank on Spark, over its Parquet export, which is
+    # then also the run's snapshot) and the mapper that runs the models' batch scoring in Spark partitions.
+    engine: FeatureEngine | None = None
+    mapper: PartitionMapper = IN_PROCESS
     # The graph as this run reads it: pulled once, by the first step that needs it, and shared by the others.
     _snapshot: GraphSnapshot | None = field(default=None, repr=False)
     snapshot_watermark: int | None = None  # server time read just before that pull
@@ -47,8 +53,13 @@ class JobContext:
     def snapshot(self) -> GraphSnapshot:
         """The run's one snapshot of the graph (papers, authors, venues, citations, texts)."""
         if self._snapshot is None:
-            self.snapshot_watermark = self.store.server_time()
-            self._snapshot = GraphSnapshot.from_store(self.store, with_text=True, quiet=self.quiet)
+            if self.engine is not None:
+                # The engine's export read the server time just before its pull.
+                self._snapshot = self.engine.read_snapshot(None, with_text=True)
+                self.snapshot_watermark = self.engine.watermark
+            else:
+                self.snapshot_watermark = self.store.server_time()
+                self._snapshot = GraphSnapshot.from_store(self.store, with_text=True, quiet=self.quiet)
         return self._snapshot
 
     def snapshot_with_vectors(self, semantic_encoder: str | None) -> GraphSnapshot:
@@ -123,10 +134,11 @@ def register_step(name: str):
 
 
 def run_pipeline(store: GraphStore, models_dir, only: tuple[str, ...] = PIPELINE, full: bool = False,
-                 lease_seconds: int = 600, quiet: bool = True, log: Callable[[str], None] = lambda _m: None
-                 ) -> JobReport:
+                 lease_seconds: int = 600, quiet: bool = True, log: Callable[[str], None] = lambda _m: None,
+                 engine: FeatureEngine | None = None, mapper: PartitionMapper = IN_PROCESS) -> JobReport:
     """Run the requested steps in dependency order under the lock. A failing step stops the pipeline;
-    its ScoringRun is marked failed and the previous scores stay current."""
+    its ScoringRun is marked failed and the previous scores stay current. `engine` and `mapper`: see
+    JobContext (`jobs run --engine spark`)."""
     unknown = set(only) - set(PIPELINE)
     if unknown:
         raise ValueError(f"unknown job step(s): {', '.join(sorted(unknown))}")
@@ -138,7 +150,8 @@ def run_pipeline(store: GraphStore, models_dir, only: tuple[str, ...] = PIPELINE
             note = f"marked {abandoned} abandoned run(s) as failed (their process stopped; the lease expired)"
             report.steps.append(("recovery", note))
             log(note)
-        ctx = JobContext(store=store, models_dir=models_dir, full=full, quiet=quiet, log=log, lock_owner=lock.owner)
+        ctx = JobContext(store=store, models_dir=models_dir, full=full, quiet=quiet, log=log, lock_owner=lock.owner,
+                         engine=engine, mapper=mapper)
         for step in (s for s in PIPELINE if s in only):
             if lock.lost:
                 raise JobLocked("the scoring lock was lost (lease expired): stopping before the next step")
@@ -156,7 +169,7 @@ def _features_step(ctx: JobContext) -> str:
 
     return run_features(ctx.store, ctx.models_dir, FeatureOptions(), force=ctx.full, quiet=ctx.quiet,
                         log=ctx.log, run_props={"lock_owner": ctx.lock_owner},
-                        read_snapshot=ctx.snapshot).splitlines()[0]
+                        read_snapshot=ctx.snapshot, engine=ctx.engine).splitlines()[0]
 
 
 @dataclass

@@ -13,8 +13,6 @@ from scholargraph.graph.features import FeatureOptions, run_features
 from scholargraph.ingest.loader import ingest
 from scholargraph.synth import SynthParams, generate
 
-pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")  # py4j's gateway sockets
-
 
 @pytest.fixture
 def world_store(store, tmp_path):

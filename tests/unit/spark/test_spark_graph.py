@@ -12,8 +12,6 @@ from scholargraph.graph.features import network_features
 from scholargraph.graph.pagerank import PageRankNotConverged
 from tests.unit.spark.snapshots import synthetic_snapshot, write_snapshot_tables
 
-pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")  # py4j's gateway sockets
-
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
