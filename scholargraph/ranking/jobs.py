@@ -214,7 +214,8 @@ def _rising_stars_step(ctx: JobContext) -> str:
         if inc.nothing_changed:
             return inc.skipped()
         summary = service.score(ctx.store, ctx.models_dir, None, quiet=ctx.quiet,
-                                run_props=ctx.run_props(inc.watermark), snapshot=ctx.snapshot()).summary
+                                run_props=ctx.run_props(inc.watermark), snapshot=ctx.snapshot(),
+                                mapper=ctx.mapper).summary
     except NotFitted as exc:
         return f"skipped: {exc}"
     return summary if inc.changed is None else f"{len(inc.changed):,} papers changed: {summary}"
