@@ -135,8 +135,9 @@ def export_parquet(store: GraphStore, out_dir: Path, as_of: int | None = None, w
 
     Streams through the store's paged reads (those of `GraphSnapshot.from_store`): rows go to Parquet writers
     as they arrive, so memory holds a page and a row group, not the graph. With `as_of`, the ids of the kept
-    dated papers and of the undated ones are held as sets (the citations pass decides which undated papers
-    stay, the authorships pass which authors). The tables are written in a temporary sibling directory that
+    dated papers and of the undated ones are held as sets (a first papers pass, without text, finds them; the
+    citations pass decides which undated papers stay; a second papers pass writes the kept ones; the
+    authorships pass keeps the authors of kept papers). The tables are written in a temporary sibling directory that
     is renamed into place at the end: a failed export leaves nothing behind. A non-empty `out_dir` is
     refused unless `overwrite` and it holds an earlier export (UsageError)."""
     out_dir = Path(out_dir)
@@ -146,8 +147,9 @@ def export_parquet(store: GraphStore, out_dir: Path, as_of: int | None = None, w
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_dir.parent / f".{out_dir.name}.tmp-{uuid.uuid4().hex[:12]}"
     tmp.mkdir()
-    writers = {t: _TableWriter(tmp, t, rows_per_file) for t in TABLES}
+    writers: dict[str, _TableWriter] = {}
     try:
+        writers.update((t, _TableWriter(tmp, t, rows_per_file)) for t in TABLES)
         # The watermark is read before the pull: a paper written during the export is newer than it.
         watermark = store.server_time()
         stats = store.stats()
@@ -197,9 +199,9 @@ def _pull(store: GraphStore, writers: dict[str, _TableWriter], as_of: int | None
             known_venues.add(venue)
             venues.append((venue, None))
 
-    def paper_rows(desc: str) -> Iterator[list]:
+    def paper_rows(desc: str, text: bool) -> Iterator[list]:
         with progress(desc=desc, unit="paper", quiet=quiet) as bar:
-            for page in store.pages("store/snapshot_papers", withText=with_text):
+            for page in store.pages("store/snapshot_papers", withText=text):
                 yield from page
                 bar.update(len(page))
 
@@ -209,7 +211,7 @@ def _pull(store: GraphStore, writers: dict[str, _TableWriter], as_of: int | None
 
     keep: set[str] | None = None
     if as_of is None:
-        for pid, year, stub, venue, title, abstract in paper_rows("export papers"):
+        for pid, year, stub, venue, title, abstract in paper_rows("export papers", with_text):
             note_venue(venue)
             write_paper(pid, year, stub, venue, title, abstract)
         with progress(desc="export citations", unit="paper", quiet=quiet) as bar:
@@ -220,7 +222,7 @@ def _pull(store: GraphStore, writers: dict[str, _TableWriter], as_of: int | None
     else:
         dated: set[str] = set()
         undated: set[str] = set()
-        for pid, year, _stub, venue, _title, _abstract in paper_rows("export papers (as of)"):
+        for pid, year, _stub, venue, _title, _abstract in paper_rows("export papers (as of)", False):
             note_venue(venue)
             if year is None:
                 undated.add(pid)
@@ -239,7 +241,7 @@ def _pull(store: GraphStore, writers: dict[str, _TableWriter], as_of: int | None
                 bar.update(len(page))
         keep = dated | cited_undated
         del dated, undated, cited_undated
-        for pid, year, stub, venue, title, abstract in paper_rows("export papers"):
+        for pid, year, stub, venue, title, abstract in paper_rows("export papers", with_text):
             if pid in keep:
                 write_paper(pid, year, stub, venue, title, abstract)
     with progress(desc="export authors", unit="author", quiet=quiet) as bar:
