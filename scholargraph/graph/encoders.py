@@ -473,7 +473,13 @@ class MiniLMEncoder(TextEncoder):
             idx = idx[np.argsort([len(texts[i]) for i in idx], kind="stable")]
         yield from super()._batches(texts, idx, batch_size)
 
+    def __getstate__(self) -> dict:
+        # torch (a module), the tokenizer and the weights are not pickled: they are loaded once per process
+        # (_minilm), so a pickled encoder (a Spark payload) loads them where it is unpickled, on first use.
+        return {k: v for k, v in self.__dict__.items() if k not in ("_torch", "_tokenizer", "_model")}
+
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        self._load_model()
         torch = self._torch
         batch = self._tokenizer(texts, padding=True, truncation=True, max_length=self.hyperparameters["max_length"],
                                 return_tensors="pt")

@@ -14,6 +14,8 @@ from scholargraph.graph.ids import IdResolver
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.vectors import stored_text_vectors
+from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
+from scholargraph.ranking.citations.batch import recommend_drafts
 from scholargraph.ranking.citations.recommender import CitationRecommender, Query
 from scholargraph.ranking.citations.textonly import TextOnlyRecommender
 from scholargraph.registry import ModelRegistry
@@ -109,19 +111,20 @@ def served_version(models_dir: Path) -> str:
 
 def recommend_citations(store, models_dir: Path, queries: list[Query], k: int, quiet: bool = True,
                         write: bool = False, snapshot: GraphSnapshot | None = None, replace_all: bool = False,
-                        run_props: dict | None = None) -> tuple[list[tuple[Query, list]], Served, str]:
+                        run_props: dict | None = None,
+                        mapper: PartitionMapper = IN_PROCESS) -> tuple[list[tuple[Query, list]], Served, str]:
     """Recommendations per query, from the served ranker; with `write`, a scoring run that stores them for
     the in-graph papers and keeps the current recommendations of every other paper (`replace_all`: only
-    this run's papers remain)."""
+    this run's papers remain). The drafts go through `mapper` (citations/batch.py: the served recommender is
+    its payload, so a Spark mapper scores them in partitions)."""
     served = served_recommender(store, models_dir, quiet, snapshot)
     snap = served.snapshot
     # A query that is an in-graph paper, under any spelling of its id (a DOI, another source id of it), is
     # that paper: excluded from its own results and, with `write`, scored. No bare-id matching: a draft's
     # id is often a label ("draft") that a bare-id match could mistake for some paper's.
     node = in_graph_ids(snap, store, [q.id for q in queries])
-    results = [(q, served.recommender.recommend(q.title, q.abstract, q.year,
-                                                exclude_ids=tuple({q.id, node.get(q.id, q.id)}), k=k))
-               for q in queries]
+    exclude = [tuple({q.id, node.get(q.id, q.id)}) for q in queries]
+    results = list(zip(queries, recommend_drafts(served.recommender, queries, exclude, k, mapper)))
     note = ""
     if write:
         in_graph = [(q, recs) for q, recs in results if q.id in node]

@@ -17,8 +17,10 @@ from scholargraph.graph.records import paper_text
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.vectors import stored_text_vectors
+from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
 from scholargraph.ranking.graph_models import load_graph_models
 from scholargraph.ranking.metrics import read_qrels
+from scholargraph.ranking.reviewers.batch import recommend_queries
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.explain import Suggestion
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool, read_candidates
@@ -140,7 +142,8 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
               candidates_file: str | None = None, k: int = 10, coi: bool = True, write: bool = False,
               quiet: bool = True, index: EvidenceIndex | None = None, replace_all: bool = False,
               run_props: dict | None = None, id_forms: dict[str, dict[str, str]] | None = None,
-              picture: str | None = None, warn: Callable[[str], None] = _ignore):
+              picture: str | None = None, warn: Callable[[str], None] = _ignore,
+              mapper: PartitionMapper = IN_PROCESS):
     """Suggestions per query; with `write`, a scoring run that stores them for the in-graph papers and
     keeps the current suggestions of every other paper (`replace_all`: only this run's papers remain).
 
@@ -149,7 +152,11 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
     an option none of whose ids is known is a UsageError. `id_forms`, when given, is filled with
     {"paper": {node id: given id}, "author": {...}} for ids given in another form, so that outputs can
     answer in the caller's own ids. `picture`: a PNG path for the evidence graph of the first query's top
-    suggestion (reviewers/picture.py). `warn` gets the line about ids left out."""
+    suggestion (reviewers/picture.py). `warn` gets the line about ids left out.
+
+    The queries against the pool go through `mapper` (reviewers/batch.py: the model, the evidence and the pool
+    are its payload, so a Spark mapper scores them in partitions); those with a candidate list (the CoF
+    protocol: a pool of their own each) are scored here, in process, whatever the mapper."""
     model, meta = load_model(models_dir)
     index = index or index_for_model(store, models_dir, meta, quiet)
     resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
@@ -173,20 +180,23 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
     if candidates_file:
         candidates, cand_ids = resolve_candidates(resolver, read_candidates(candidates_file), "--candidates", warn)
         forms["author"].update(cand_ids.given_forms())
-    results: list[tuple[Query, list[Suggestion]]] = []
+    suggested: list[list[Suggestion] | None] = []
     for q in queries:
         # A query is listed under its id, or under the form its paper id was given in (a bare id).
         listed = candidates.get(q.id, candidates.get(forms["paper"].get(q.id, q.id)))
-        if listed is not None:
+        if listed is None:
+            suggested.append(None)  # scored against the base pool, through `mapper`, below
+        elif not listed:
+            suggested.append([])
+        else:
             # The CoF protocol: rank exactly the listed candidates; each known one gets a score, history
             # or not (unknown ids were left out with a warning above).
-            if not listed:
-                results.append((q, []))
-                continue
             pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=listed)
-            results.append((q, model.recommend(index, q, pool, k=len(pool), coi=coi, shortlist=None)))
-        else:
-            results.append((q, model.recommend(index, q, base_pool, k=k, coi=coi)))
+            suggested.append(model.recommend(index, q, pool, k=len(pool), coi=coi, shortlist=None))
+    batch = [q for q, s in zip(queries, suggested) if s is None]
+    in_batch = iter(recommend_queries(model, index, batch, base_pool, k, coi, mapper) if batch else [])
+    results: list[tuple[Query, list[Suggestion]]] = [(q, s if s is not None else next(in_batch))
+                                                     for q, s in zip(queries, suggested)]
     note = draw_top_evidence(index, results, picture) if picture else ""
     if write:
         rows = [{"source": s.reviewer_id, "target": q.id,
