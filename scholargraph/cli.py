@@ -58,11 +58,12 @@ def _register() -> None:
     from scholargraph.ranking.reviewers.cli import reviewers_group
     from scholargraph.ranking.rising_stars.cli import rising_stars_group
     from scholargraph.server.cli import neo4j_group
+    from scholargraph.spark.cli import spark_group
     from scholargraph.synth.cli import synth_command
 
     for command in (neo4j_group, db_group, ingest_command, synth_command, features_command,
                     query_command, jobs_group, rising_stars_group, citations_group,
-                    reviewers_group, export_group):
+                    reviewers_group, export_group, spark_group):
         main.add_command(command)
 
 

@@ -92,6 +92,11 @@ class FeatureEngine(Protocol):
 
     name: str
 
+    @property
+    def watermark(self) -> int | None:
+        """The server time read just before the engine's snapshot was pulled (None before)."""
+        ...
+
     def read_snapshot(self, as_of: int | None, with_text: bool = True) -> GraphSnapshot:
         ...
 

@@ -258,7 +258,7 @@ def _citations_step(ctx: JobContext) -> str:
                          None if years[i] == NO_YEAR else int(years[i])) for i in rows]
         _, _, note = recommend_citations(ctx.store, ctx.models_dir, queries, k=20, quiet=ctx.quiet, write=True,
                                          snapshot=snapshot, replace_all=inc.changed is None,
-                                         run_props=ctx.run_props(inc.watermark))
+                                         run_props=ctx.run_props(inc.watermark), mapper=ctx.mapper)
     except NotFitted as exc:
         return f"skipped: {exc}"
     return note if inc.changed is None else f"{len(inc.changed):,} papers changed: {note}"
@@ -287,7 +287,7 @@ def _reviewers_step(ctx: JobContext) -> str:
         # The ids are the snapshot's own, so none can be left out: nothing to warn about.
         _, note = service.recommend(ctx.store, ctx.models_dir, paper_ids=ids, write=True, quiet=ctx.quiet,
                                     index=index, replace_all=inc.changed is None,
-                                    run_props=ctx.run_props(inc.watermark))
+                                    run_props=ctx.run_props(inc.watermark), mapper=ctx.mapper)
     except NotFitted as exc:
         return f"skipped: {exc}"
     return note if inc.changed is None else f"{len(inc.changed):,} papers changed: {note}"

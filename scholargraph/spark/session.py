@@ -54,8 +54,8 @@ logger.jetty.level = error
 def require_pyspark() -> None:
     """One clear line when the optional extra is not installed."""
     try:
-        import pyspark  # noqa: F401
         import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
     except ImportError as exc:
         raise UsageError(f"the Spark engine needs PySpark and PyArrow ({exc.name} is missing): "
                          "pip install 'scholargraph[spark]'") from None
@@ -99,8 +99,21 @@ def _log4j_file(settings: Settings) -> Path:
     return path
 
 
-def session_conf(settings: Settings, master: str, connector: bool = True, quiet: bool = True) -> dict[str, str]:
-    """The SparkSession's settings (also what `spark-submit --conf` would take; docs/scale-out.md)."""
+def under_spark_submit() -> bool:
+    """Whether this process was started by `spark-submit`, whose JVM already has its master, memory and jars."""
+    return bool(os.environ.get("PYSPARK_GATEWAY_PORT"))
+
+
+def session_conf(settings: Settings, master: str | None, connector: bool = True, quiet: bool = True
+                 ) -> dict[str, str]:
+    """The SparkSession's settings. Under `spark-submit` the master, the driver's memory and JVM options and
+    the jars are spark-submit's (docs/scale-out.md), unless `master` is given."""
+    if under_spark_submit():
+        conf = {"spark.sql.execution.arrow.pyspark.enabled": "true", "spark.sql.adaptive.enabled": "true"}
+        if master:
+            conf["spark.master"] = master
+        return conf
+    master = master or settings.spark_master
     log4j = f"-Dlog4j2.configurationFile=file:{_log4j_file(settings)}"
     conf = {
         "spark.master": master,
@@ -135,7 +148,6 @@ def spark_session(settings: Settings, master: str | None = None, app: str = "sch
     require_pyspark()
     from pyspark.sql import SparkSession
 
-    master = master or settings.spark_master
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if settings.java_home:
