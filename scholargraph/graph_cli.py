@@ -129,6 +129,8 @@ def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder
     unknown = set(steps) - set(STEPS)
     if unknown:
         raise click.UsageError(f"unknown step(s) {', '.join(sorted(unknown))}; choose from {', '.join(STEPS)}")
+    if engine == "spark" and backend == "gds":
+        raise click.UsageError("--engine spark computes PageRank itself: it does not combine with --backend gds")
     options = FeatureOptions(only=steps, as_of=as_of, num_topics=num_topics, encoder=encoder, backend=backend)
     log = (lambda _msg: None) if obj.quiet else (lambda msg: click.echo(f"  {msg}", err=True))
     with open_store(obj.settings, quiet=obj.quiet) as store:

@@ -261,6 +261,32 @@ def test_an_incremental_run_rescores_only_the_new_papers(demo, tmp_path):
     assert set(visible["reviewers"]) <= set(visible_after["reviewers"])  # the old suggestions, unchanged
 
 
+def _close(a: list, b: list, tol: float = 1e-6) -> bool:
+    return [(s, t) for s, t, _ in a] == [(s, t) for s, t, _ in b] and all(
+        abs(x - y) <= tol for (_, _, x), (_, _, y) in zip(a, b))
+
+
+def test_jobs_run_on_spark_writes_the_in_process_scores(demo):
+    """`jobs run --engine spark` (local[2]): the same features and the same visible scores of every job as the
+    in-process run, the batch scoring in Spark partitions."""
+    cli(demo.env, "jobs", "run", "--full")
+    in_process = visible_scores(demo.settings)
+    pagerank = {r["id"]: r["x"] for r in cypher(demo.settings, "MATCH (p:Paper) RETURN p.id AS id, p.pagerank AS x")}
+    proc = cli(demo.env, "jobs", "run", "--full", "--engine", "spark", "--master", "local[2]")
+    assert "jobs run finished" in proc.stdout
+    runs = current_runs(demo.settings)
+    assert all(runs[job]["status"] == "succeeded" for job in ("rising-stars", *SCORE_JOBS))
+    last = cypher(demo.settings, "MATCH (r:ScoringRun {job: 'features'}) WHERE r.status = 'succeeded' "
+                                 "RETURN r.engine AS engine ORDER BY r.finishedAt DESC LIMIT 1")
+    assert last[0]["engine"] == "spark"
+    on_spark = visible_scores(demo.settings)
+    for job in ("rising-stars", *SCORE_JOBS):
+        assert on_spark[job], job
+        assert _close(on_spark[job], in_process[job]), job
+    again = {r["id"]: r["x"] for r in cypher(demo.settings, "MATCH (p:Paper) RETURN p.id AS id, p.pagerank AS x")}
+    assert set(again) == set(pagerank) and max(abs(again[k] - pagerank[k]) for k in pagerank) < 1e-12
+
+
 def test_a_run_killed_with_sigkill_leaves_the_previous_scores_and_its_lease_expires(demo):
     before = visible_scores(demo.settings)
     known = run_ids(demo.settings)

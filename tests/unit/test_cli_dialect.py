@@ -75,3 +75,20 @@ def test_k_is_results_per_query_and_limit_rows_of_a_listing():
             assert "Results per query" in k.help, path
         if limit is not None:
             assert "Rows of the listing" in limit.help, path
+
+
+def test_the_engine_options_mean_the_same_on_features_and_jobs_run():
+    engines = {path: option(command, "--engine") for path, command in commands() if option(command, "--engine")}
+    assert set(engines) == {"features", "jobs run"}
+    for path, o in engines.items():
+        assert list(o.type.choices) == ["in-process", "spark"] and o.default == "in-process", path
+        for name in ("--master", "--snapshot", "--keep-snapshot"):
+            assert option(dict(commands())[path], name) is not None, (path, name)
+
+
+def test_spark_with_the_gds_backend_is_a_usage_error_before_anything_starts(tmp_path):
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(main, ["features", "--engine", "spark", "--backend", "gds"],
+                                env={"SCHOLARGRAPH_HOME": str(tmp_path)})
+    assert result.exit_code == 2 and "does not combine with --backend gds" in result.output
