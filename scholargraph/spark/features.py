@@ -45,8 +45,8 @@ class SparkFeatureEngine:
     name: str = "spark"
     timings: dict[str, float] = field(default_factory=dict)
     pagerank_iterations: dict[str, int] = field(default_factory=dict)
-    _exported: Path | None = None
-    _manifest: dict | None = None
+    _exported: dict[int | None, Path] = field(default_factory=dict)  # as_of -> this run's export
+    _manifests: dict[int | None, dict] = field(default_factory=dict)
 
     # --- the snapshot -----------------------------------------------------------------------------------
 
@@ -60,22 +60,23 @@ class SparkFeatureEngine:
                 raise UsageError(f"the snapshot at {self.snapshot_dir} is as of {manifest.get('as_of')}, "
                                  f"not {as_of}: export one with `scholargraph export parquet DIR"
                                  f"{'' if as_of is None else f' --as-of {as_of}'}`")
-            self._manifest = manifest
+            self._manifests[as_of] = manifest
             return self.snapshot_dir
-        if self._exported is None:
+        if as_of not in self._exported:
             t0 = time.perf_counter()
             target = self.work_dir / ("current" if as_of is None else f"as-of-{as_of}")
             shutil.rmtree(target, ignore_errors=True)
-            self._manifest = parquet.export_parquet(self.store, target, as_of=as_of, with_text=True,
-                                                    quiet=self.quiet)
-            self._exported = target
+            self._manifests[as_of] = parquet.export_parquet(self.store, target, as_of=as_of, with_text=True,
+                                                            quiet=self.quiet)
+            self._exported[as_of] = target
             self.timings["export"] = time.perf_counter() - t0
-        return self._exported
+        return self._exported[as_of]
 
     @property
     def watermark(self) -> int | None:
-        """The server time read before the export's pull (None before the export)."""
-        return None if self._manifest is None else self._manifest.get("watermark")
+        """The server time read before the current graph's export was pulled (None before it)."""
+        manifest = self._manifests.get(None)
+        return None if manifest is None else manifest.get("watermark")
 
     def read_snapshot(self, as_of: int | None, with_text: bool = True) -> GraphSnapshot:
         """The same snapshot in process, for the steps that stay here (topics, vectors, model scoring)."""
@@ -86,8 +87,12 @@ class SparkFeatureEngine:
         return snapshot
 
     def close(self) -> None:
-        if self._exported is not None and not self.keep_snapshot:
-            shutil.rmtree(self._exported, ignore_errors=True)
+        """Remove this run's exports (unless keep_snapshot); a later call exports afresh."""
+        if not self.keep_snapshot:
+            for path in self._exported.values():
+                shutil.rmtree(path, ignore_errors=True)
+        self._exported.clear()
+        self._manifests.clear()
 
     # --- the steps --------------------------------------------------------------------------------------
 

@@ -70,7 +70,6 @@ def test_spark_features_write_what_the_in_process_pipeline_writes(spark, neo4j_s
     engine = SparkFeatureEngine(spark, world_store, neo4j_options(neo4j_settings, neo4j_settings.uri),
                                 work_dir=tmp_path / "spark")
     report = run_features(world_store, tmp_path / "m", options, force=True, engine=engine)
-    engine.close()
     assert "(spark)" in report
     theirs, their_edges = _read_features(world_store)
     assert their_edges == our_edges
@@ -88,8 +87,10 @@ def test_spark_features_write_what_the_in_process_pipeline_writes(spark, neo4j_s
     # As of a year: suffixed scalars only.
     _, years = world_store.read_nodes("Paper", ["year"])
     year = int(np.median([y for y in years["year"] if y is not None]))
-    run_features(world_store, tmp_path / "m", replace(options, as_of=year), engine=replace(engine, _exported=None))
+    run_features(world_store, tmp_path / "m", replace(options, as_of=year), engine=engine)
+    assert sorted(p.name for p in (tmp_path / "spark").iterdir()) == ["as-of-" + str(year), "current"]
     engine.close()
+    assert not any((tmp_path / "spark").iterdir())
     ids, values = world_store.read_nodes("Paper", ["year", f"pagerank_as_of_{year}"])
     dated = [(y, v) for y, v in zip(values["year"], values[f"pagerank_as_of_{year}"]) if y is not None]
     assert all((v is not None) == (y <= year) for y, v in dated)
