@@ -111,7 +111,7 @@ def in_process(store: Neo4jStore, options: FeatureOptions, sampler: RssSampler, 
         snapshot = GraphSnapshot.from_store(store, quiet=True)
     with sampler.step("networks + counts + PageRank x4", results):
         f = network_features(snapshot, options)
-    results["in-process timings"] = f.timings
+    results["timings"] = f.timings
     for name, seconds in f.timings.items():
         print(f"      {name:<30} {seconds:8.1f} s")
     with sampler.step("write-back (Bolt)", results):
@@ -145,9 +145,9 @@ def on_spark(settings, store: Neo4jStore, options: FeatureOptions, sampler: RssS
     print(f"      parquet snapshot: {size / 2**20:,.0f} MiB", flush=True)
     before = _stage_totals(app_id)
     with sampler.step("networks + counts + PageRank x4 + write", results):
-        counts, sizes = engine.network_features(options, "bench-spark", log=lambda m: None)
+        counts, sizes = engine.network_features(options, "bench-spark", log=lambda m: print(f"      .. {m}", flush=True))
     after = _stage_totals(app_id)
-    results["spark timings"] = engine.timings
+    results["timings"] = engine.timings
     results["pagerank iterations"] = engine.pagerank_iterations
     for name, seconds in engine.timings.items():
         print(f"      {name:<30} {seconds:8.1f} s")
@@ -235,12 +235,16 @@ def main() -> None:
             parity(store, expected, results)
             session.__exit__(None, None, None)
             engine.close()
-    base = sum(v["seconds"] for k, v in results["in_process"].items())
-    ours = sum(v["seconds"] for k, v in results["spark"].items() if k != "session start")
+    def steps_of(path: str) -> list[dict]:
+        return [v for k, v in results[path].items() if isinstance(v, dict) and "seconds" in v]
+
+    base = sum(v["seconds"] for v in steps_of("in_process"))
+    ours = sum(v["seconds"] for k, v in results["spark"].items()
+               if isinstance(v, dict) and "seconds" in v and k != "session start")
     print(f"end to end: in process {base:,.0f} s, Spark {args.master} {ours:,.0f} s (session start excluded): "
           f"Spark takes {ours / base:.2f}x the in-process time; peak RSS in process "
-          f"{max(v['peak_rss_mib'] for v in results['in_process'].values()):,.0f} MiB, Spark tree "
-          f"{max(v['peak_rss_mib'] for v in results['spark'].values()):,.0f} MiB")
+          f"{max(v['peak_rss_mib'] for v in steps_of('in_process')):,.0f} MiB, Spark tree "
+          f"{max(v['peak_rss_mib'] for v in steps_of('spark')):,.0f} MiB")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, default=float))
 
