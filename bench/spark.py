@@ -145,7 +145,8 @@ def on_spark(settings, store: Neo4jStore, options: FeatureOptions, sampler: RssS
     print(f"      parquet snapshot: {size / 2**20:,.0f} MiB", flush=True)
     before = _stage_totals(app_id)
     with sampler.step("networks + counts + PageRank x4 + write", results):
-        counts, sizes = engine.network_features(options, "bench-spark", log=lambda m: print(f"      .. {m}", flush=True))
+        counts, sizes = engine.network_features(options, "bench-spark",
+                                                log=lambda m: print(f"      .. {m}", flush=True))
     after = _stage_totals(app_id)
     results["timings"] = engine.timings
     results["pagerank iterations"] = engine.pagerank_iterations
