@@ -150,6 +150,8 @@ def on_spark(settings, store: Neo4jStore, options: FeatureOptions, sampler: RssS
     after = _stage_totals(app_id)
     results["timings"] = engine.timings
     results["pagerank iterations"] = engine.pagerank_iterations
+    results["network rows"] = engine.network_rows
+    print(f"      network rows {engine.network_rows}; PageRank iterations {engine.pagerank_iterations}")
     for name, seconds in engine.timings.items():
         print(f"      {name:<30} {seconds:8.1f} s")
     stage = {k: after[k] - before[k] for k in after}

@@ -45,6 +45,7 @@ class SparkFeatureEngine:
     name: str = "spark"
     timings: dict[str, float] = field(default_factory=dict)
     pagerank_iterations: dict[str, int] = field(default_factory=dict)
+    network_rows: dict[str, int] = field(default_factory=dict)
     _exported: dict[int | None, Path] = field(default_factory=dict)  # as_of -> this run's export
     _manifests: dict[int | None, dict] = field(default_factory=dict)
 
@@ -123,7 +124,8 @@ class SparkFeatureEngine:
         accn = sg.author_citation_edges(g).persist()
         vccn = sg.venue_citation_edges(g).persist()
         cites = sg.paper_citation_counts(g).persist()
-        timed("networks", lambda: [df.count() for df in (acn, accn, vccn, cites)])
+        rows = timed("networks", lambda: [df.count() for df in (acn, accn, vccn)])
+        self.network_rows = dict(zip(("ACN", "ACCN", "VCCN"), rows))  # directed rows (ACN: both directions)
         if as_of is None and "networks" in options.only:
             derived = (("COAUTHOR", acn, "Author", True), ("CITES_AUTHOR", accn, "Author", False),
                        ("CITES_VENUE", vccn, "Venue", False))
