@@ -106,33 +106,39 @@ def _launcher_source() -> str:
     return resources.files("scholargraph.server").joinpath("java", f"{LAUNCHER_CLASS}.java").read_text()
 
 
+def fetch_maven_jars(runtime: Path, pom: str, what: str, quiet: bool = True, args: tuple[str, ...] = ()) -> Path:
+    """The jars of `pom`'s dependencies in runtime/lib, fetched with Maven once (`what` names them in messages).
+
+    The marker holds the POM they were fetched with: a runtime from an older POM is fetched again."""
+    lib = runtime / "lib"
+    marker = lib / ".complete"
+    if not marker.exists() or marker.read_text() != pom:
+        mvn = shutil.which("mvn")
+        if not mvn:
+            raise ServerError(f"Maven (mvn) is required once to fetch the {what}: install maven")
+        runtime.mkdir(parents=True, exist_ok=True)
+        (runtime / "pom.xml").write_text(pom)
+        shutil.rmtree(lib, ignore_errors=True)
+        cmd = [mvn, "-B", "-q", "-f", str(runtime / "pom.xml"), "dependency:copy-dependencies", *args,
+               f"-DoutputDirectory={lib}"]
+        if not quiet:
+            print(f"fetching the {what} into {lib} ...", file=sys.stderr, flush=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+            raise ServerError(f"could not fetch the {what} from Maven: {' | '.join(tail)}")
+        marker.write_text(pom)
+    return lib
+
+
 def provision(settings: Settings, quiet: bool = False) -> Path:
     """Download the Neo4j jars (and APOC core when it resolves) and compile the launcher, once.
 
     Returns the runtime directory. Everything lands in the cache, outside the repository.
     """
     runtime = _runtime_dir(settings)
-    lib = runtime / "lib"
-    pom = _POM.format(neo4j=NEO4J_VERSION, browser=BROWSER_VERSION)
-    marker = lib / ".complete"
-    # The marker holds the POM it was fetched with: a runtime from an older POM is fetched again.
-    if not marker.exists() or marker.read_text() != pom:
-        mvn = shutil.which("mvn")
-        if not mvn:
-            raise ServerError("Maven (mvn) is required once to fetch the Neo4j jars: install maven")
-        runtime.mkdir(parents=True, exist_ok=True)
-        (runtime / "pom.xml").write_text(pom)
-        if lib.exists():
-            shutil.rmtree(lib)
-        cmd = [mvn, "-B", "-q", "-f", str(runtime / "pom.xml"), "dependency:copy-dependencies",
-               f"-DoutputDirectory={lib}"]
-        if not quiet:
-            print(f"provisioning Neo4j {NEO4J_VERSION} jars into {lib} ...", file=sys.stderr, flush=True)
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
-            raise ServerError(f"could not fetch Neo4j {NEO4J_VERSION} from Maven: {' | '.join(tail)}")
-        marker.write_text(pom)
+    fetch_maven_jars(runtime, _POM.format(neo4j=NEO4J_VERSION, browser=BROWSER_VERSION),
+                     f"Neo4j {NEO4J_VERSION} jars", quiet)
     for name in requested_plugins(settings):
         _provision_plugin(runtime, name, quiet)
     _compile_launcher(settings, runtime)

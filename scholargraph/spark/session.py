@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from scholargraph.config import SPARK_CONNECTOR_VERSION, Settings
 from scholargraph.errors import ServerError, UsageError
+from scholargraph.server.local_server import fetch_maven_jars
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -68,26 +68,9 @@ def require_pyspark() -> None:
 
 def connector_jars(settings: Settings, quiet: bool = True) -> list[Path]:
     """The Neo4j Connector for Apache Spark and its libraries, fetched with Maven into the cache once."""
-    runtime = settings.cache / f"spark-connector-{SPARK_CONNECTOR_VERSION}"
-    lib = runtime / "lib"
-    pom = _CONNECTOR_POM.format(version=SPARK_CONNECTOR_VERSION)
-    marker = lib / ".complete"
-    if not marker.exists() or marker.read_text() != pom:
-        mvn = shutil.which("mvn")
-        if not mvn:
-            raise ServerError("Maven (mvn) is required once to fetch the Neo4j Spark connector: install maven")
-        runtime.mkdir(parents=True, exist_ok=True)
-        (runtime / "pom.xml").write_text(pom)
-        shutil.rmtree(lib, ignore_errors=True)
-        if not quiet:
-            print(f"fetching the Neo4j Spark connector {SPARK_CONNECTOR_VERSION} into {lib} ...", file=sys.stderr,
-                  flush=True)
-        proc = subprocess.run([mvn, "-B", "-q", "-f", str(runtime / "pom.xml"), "dependency:copy-dependencies",
-                               "-DincludeScope=runtime", f"-DoutputDirectory={lib}"], capture_output=True, text=True)
-        if proc.returncode != 0:
-            tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
-            raise ServerError(f"could not fetch the Neo4j Spark connector from Maven: {' | '.join(tail)}")
-        marker.write_text(pom)
+    lib = fetch_maven_jars(settings.cache / f"spark-connector-{SPARK_CONNECTOR_VERSION}",
+                           _CONNECTOR_POM.format(version=SPARK_CONNECTOR_VERSION),
+                           f"Neo4j Spark connector {SPARK_CONNECTOR_VERSION}", quiet, ("-DincludeScope=runtime",))
     return sorted(lib.glob("*.jar"))
 
 
