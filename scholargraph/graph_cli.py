@@ -13,6 +13,7 @@ from scholargraph.graph.encoders import AUTO_ENCODER
 from scholargraph.graph.features import STEPS, FeatureOptions, run_features
 from scholargraph.graph.ids import EXPECTED, IdResolver, output_id
 from scholargraph.server.connect import open_store
+from scholargraph.spark.features import chosen_engine
 from scholargraph.tables import Rows
 
 
@@ -133,17 +134,11 @@ def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder
         raise click.UsageError("--engine spark computes PageRank itself: it does not combine with --backend gds")
     options = FeatureOptions(only=steps, as_of=as_of, num_topics=num_topics, encoder=encoder, backend=backend)
     log = (lambda _msg: None) if obj.quiet else (lambda msg: click.echo(f"  {msg}", err=True))
-    with open_store(obj.settings, quiet=obj.quiet) as store:
-        if engine == "spark":
-            from scholargraph.spark.features import spark_feature_engine
-
-            with spark_feature_engine(obj.settings, store, master, Path(snapshot) if snapshot else None,
-                                      keep_snapshot, quiet=obj.quiet) as spark_engine:
-                report = run_features(store, obj.settings.models_dir, options, retrain=retrain, force=force,
-                                      quiet=obj.quiet, log=log, engine=spark_engine)
-        else:
-            report = run_features(store, obj.settings.models_dir, options, retrain=retrain, force=force,
-                                  quiet=obj.quiet, log=log)
+    with open_store(obj.settings, quiet=obj.quiet) as store, chosen_engine(
+            obj.settings, store, engine, master, Path(snapshot) if snapshot else None, keep_snapshot,
+            quiet=obj.quiet) as chosen:
+        report = run_features(store, obj.settings.models_dir, options, retrain=retrain, force=force,
+                              quiet=obj.quiet, log=log, engine=chosen)
     click.echo(report)
 
 

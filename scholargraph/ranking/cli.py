@@ -9,8 +9,11 @@ from pathlib import Path
 import click
 
 from scholargraph.cli_output import emit, engine_options, rows_output
+from scholargraph.ranking.batch import IN_PROCESS
 from scholargraph.ranking.jobs import PIPELINE, run_pipeline
 from scholargraph.server.connect import open_store
+from scholargraph.spark.engine import SparkMapper
+from scholargraph.spark.features import chosen_engine
 from scholargraph.tables import Rows
 
 LISTING = ("table", "jsonl", "csv", "tsv")
@@ -44,18 +47,11 @@ def run_cmd(obj, only: str, full: bool, lease: int, engine: str, master: str | N
         raise click.UsageError(f"unknown step(s) {', '.join(sorted(unknown))}; choose from {', '.join(PIPELINE)}")
     with open_store(obj.settings, quiet=obj.quiet) as store:
         store.apply_schema()
-        if engine == "spark":
-            from scholargraph.spark.engine import SparkMapper
-            from scholargraph.spark.features import spark_feature_engine
-
-            with spark_feature_engine(obj.settings, store, master, Path(snapshot) if snapshot else None,
-                                      keep_snapshot, quiet=obj.quiet) as spark_engine:
-                report = run_pipeline(store, obj.settings.models_dir, steps, full=full, lease_seconds=lease,
-                                      quiet=obj.quiet, log=_log(obj), engine=spark_engine,
-                                      mapper=SparkMapper(spark_engine.spark))
-        else:
+        with chosen_engine(obj.settings, store, engine, master, Path(snapshot) if snapshot else None,
+                           keep_snapshot, quiet=obj.quiet) as chosen:
             report = run_pipeline(store, obj.settings.models_dir, steps, full=full, lease_seconds=lease,
-                                  quiet=obj.quiet, log=_log(obj))
+                                  quiet=obj.quiet, log=_log(obj), engine=chosen,
+                                  mapper=IN_PROCESS if chosen is None else SparkMapper(chosen.spark))
     for step, summary in report.steps:
         click.echo(f"{step:<13} {summary}")
     click.echo(f"jobs run finished in {report.seconds:.1f}s")

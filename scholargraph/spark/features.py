@@ -168,6 +168,19 @@ class SparkFeatureEngine:
 
 
 @contextmanager
+def chosen_engine(settings: Settings, store: GraphStore, engine: str, master: str | None = None,
+                  snapshot_dir: Path | None = None, keep_snapshot: bool = False, quiet: bool = True
+                  ) -> Iterator[SparkFeatureEngine | None]:
+    """What `--engine` names: the Spark engine for "spark" (see spark_feature_engine), None (in process)
+    otherwise. Starts no Spark for "in-process"; pyspark is imported only here, when chosen."""
+    if engine != "spark":
+        yield None
+        return
+    with spark_feature_engine(settings, store, master, snapshot_dir, keep_snapshot, quiet=quiet) as spark_engine:
+        yield spark_engine
+
+
+@contextmanager
 def spark_feature_engine(settings: Settings, store: GraphStore, master: str | None = None,
                          snapshot_dir: Path | None = None, keep_snapshot: bool = False,
                          quiet: bool = True) -> Iterator[SparkFeatureEngine]:
