@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from scholargraph.ranking.batch import PartitionFn, in_input_order
+from scholargraph.ranking.batch import IN_PROCESS, PartitionFn, in_input_order
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -30,8 +30,7 @@ class SparkMapper:
 
     def map_partitions(self, fn: PartitionFn, payload: Any, rows: pd.DataFrame, schema: str) -> pd.DataFrame:
         if rows.empty:
-            out = fn(payload, rows.reset_index(drop=True))
-            return out.drop(columns=[c for c in ("source_row",) if c in out.columns]).reset_index(drop=True)
+            return IN_PROCESS.map_partitions(fn, payload, rows, schema)  # nothing to distribute
         sc = self.spark.sparkContext
         shared = sc.broadcast(payload)
         n = min(self.partitions or max(1, 2 * sc.defaultParallelism), len(rows))

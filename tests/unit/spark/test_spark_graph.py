@@ -10,13 +10,12 @@ from scipy.stats import spearmanr
 from scholargraph.graph import networks
 from scholargraph.graph.features import network_features
 from scholargraph.graph.pagerank import PageRankNotConverged
-from tests.unit.spark.snapshots import synthetic_snapshot, write_snapshot_tables
+from tests.unit.spark.snapshots import synthetic_export
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    snapshot = synthetic_snapshot(tmp_path_factory.mktemp("world"), papers=1500, seed=3)
-    return snapshot, write_snapshot_tables(snapshot, tmp_path_factory.mktemp("parquet"))
+    return synthetic_export(tmp_path_factory.mktemp("world"), papers=1500, seed=3)
 
 
 @pytest.fixture(scope="module")
