@@ -32,19 +32,6 @@ AS_OF, HORIZON, WINDOW = 2019, 4, 4
 FAST = {"max_epochs": 10, "pairs_per_epoch": 5000, "l2_grid": (), "min_authors": 140}
 
 
-def SPARK_WARNINGS(test):  # noqa: N802 (a decorator, named as the marks it stands for)
-    """PySpark 3.5's own warnings, and only those (pytest makes warnings errors): its pandas version check
-    uses distutils' LooseVersion; its Arrow conversions call APIs that pandas 3 deprecates (is_categorical_dtype,
-    `copy=`), and a failed warning there makes createDataFrame fall back to the slow path, toPandas fail; and
-    the local sockets it reads results through are left to the garbage collector."""
-    for message in ("distutils Version classes are deprecated:DeprecationWarning",
-                    "is_categorical_dtype is deprecated:DeprecationWarning",
-                    "The copy keyword is deprecated",
-                    "unclosed <socket.socket:ResourceWarning"):
-        test = pytest.mark.filterwarnings(f"ignore:{message}")(test)
-    return test
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     """A synthetic world as of 2019, random paper topics (5), an IIRL trained on its young researchers."""
@@ -104,7 +91,6 @@ def test_empty_input_in_process():
     assert list(out.columns) == ["score", "percentile"] and out.empty
 
 
-@SPARK_WARNINGS
 def test_spark_partitions_give_the_same_scores_and_ranks(world, spark):
     from scholargraph.spark.engine import SparkMapper
 
@@ -125,7 +111,6 @@ def test_spark_partitions_give_the_same_scores_and_ranks(world, spark):
         np.testing.assert_array_equal(ranks(r.scores), ranks(g.scores))
 
 
-@SPARK_WARNINGS
 def test_spark_empty_input(spark):
     from scholargraph.spark.engine import SparkMapper
 
@@ -211,7 +196,6 @@ def test_service_default_mapper_publishes_what_it_did_before(world, published, m
                         rf"wrote {len(edges):,} RISING_STAR_IN edges \(run rising-stars-\d+T\d+\)", done.summary)
 
 
-@SPARK_WARNINGS
 def test_service_with_spark_publishes_the_same(world, published, monkeypatch, spark):
     from scholargraph.spark.engine import SparkMapper
 
