@@ -60,14 +60,21 @@ def read_graph(spark: SparkSession, snapshot_dir: Path | str) -> SparkGraph:
 # --- networks ---------------------------------------------------------------------------------------------
 
 
+def _weighted_pairs(pairs: DataFrame) -> DataFrame:
+    """(src, dst, weight): how often each pair occurs among `pairs`' rows, self-pairs dropped."""
+    from pyspark.sql import functions as F
+
+    return (pairs.where(F.col("src") != F.col("dst"))
+            .groupBy("src", "dst").agg(F.count(F.lit(1)).cast("double").alias("weight")))
+
+
 def coauthor_edges(g: SparkGraph) -> DataFrame:
     """ACN as directed rows (src, dst, weight): both directions of every co-author pair, weight = papers."""
     from pyspark.sql import functions as F
 
     a = g.authorships.select(F.col("author_id").alias("src"), "paper_id")
     b = g.authorships.select(F.col("author_id").alias("dst"), "paper_id")
-    return (a.join(b, "paper_id").where(F.col("src") != F.col("dst"))
-            .groupBy("src", "dst").agg(F.count(F.lit(1)).cast("double").alias("weight")))
+    return _weighted_pairs(a.join(b, "paper_id"))
 
 
 def author_citation_edges(g: SparkGraph) -> DataFrame:
@@ -76,8 +83,7 @@ def author_citation_edges(g: SparkGraph) -> DataFrame:
 
     citing = g.authorships.select(F.col("author_id").alias("src"), F.col("paper_id").alias("citing_id"))
     cited = g.authorships.select(F.col("author_id").alias("dst"), F.col("paper_id").alias("cited_id"))
-    return (g.citations.join(citing, "citing_id").join(cited, "cited_id").where(F.col("src") != F.col("dst"))
-            .groupBy("src", "dst").agg(F.count(F.lit(1)).cast("double").alias("weight")))
+    return _weighted_pairs(g.citations.join(citing, "citing_id").join(cited, "cited_id"))
 
 
 def venue_citation_edges(g: SparkGraph) -> DataFrame:
@@ -87,8 +93,7 @@ def venue_citation_edges(g: SparkGraph) -> DataFrame:
     placed = g.papers.where(F.col("venue_id").isNotNull())
     citing = placed.select(F.col("id").alias("citing_id"), F.col("venue_id").alias("src"))
     cited = placed.select(F.col("id").alias("cited_id"), F.col("venue_id").alias("dst"))
-    return (g.citations.join(citing, "citing_id").join(cited, "cited_id").where(F.col("src") != F.col("dst"))
-            .groupBy("src", "dst").agg(F.count(F.lit(1)).cast("double").alias("weight")))
+    return _weighted_pairs(g.citations.join(citing, "citing_id").join(cited, "cited_id"))
 
 
 def citation_edges(g: SparkGraph) -> DataFrame:
