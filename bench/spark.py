@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -127,17 +127,17 @@ def in_process(store: Neo4jStore, options: FeatureOptions, sampler: RssSampler, 
 
 
 def on_spark(settings, store: Neo4jStore, options: FeatureOptions, sampler: RssSampler, results: dict, master: str,
-             work: Path):
+             work: Path, stack: ExitStack):
     from scholargraph.spark.features import SparkFeatureEngine
     from scholargraph.spark.session import neo4j_options, spark_session
 
     print(f"Spark ({master}):", flush=True)
     with sampler.step("session start", results):
-        session = spark_session(settings, master, app="scholargraph-bench", extra_conf={
-            "spark.ui.enabled": "true", "spark.ui.port": str(UI_PORT)})
-        spark = session.__enter__()
+        spark = stack.enter_context(spark_session(settings, master, app="scholargraph-bench", extra_conf={
+            "spark.ui.enabled": "true", "spark.ui.port": str(UI_PORT)}))
     app_id = spark.sparkContext.applicationId
     engine = SparkFeatureEngine(spark, store, neo4j_options(settings, settings.uri), work_dir=work / "spark")
+    stack.callback(engine.close)
     with sampler.step("export parquet", results):
         manifest = engine.snapshot_path(None)
     size = sum(p.stat().st_size for p in Path(manifest).rglob("*.parquet"))
@@ -161,7 +161,7 @@ def on_spark(settings, store: Neo4jStore, options: FeatureOptions, sampler: RssS
           f"core-s: {stage['executorRunTime'] / tasks:,.0f} ms per task (partition); shuffle read "
           f"{stage['shuffleReadBytes'] / 2**30:,.2f} GiB ({stage['shuffleReadRecords']:,} records), "
           f"spilled {stage['diskBytesSpilled'] / 2**30:,.2f} GiB", flush=True)
-    return spark, session, engine
+    return engine
 
 
 def parity(spark_store: Neo4jStore, expected_scores: dict, results: dict) -> None:
@@ -233,11 +233,11 @@ def main() -> None:
             expected = in_process(store, options, sampler, steps)
             results["in_process"] = steps
             steps = {}
-            spark, session, engine = on_spark(settings, store, options, sampler, steps, args.master, work)
+            with ExitStack() as stack:
+                on_spark(settings, store, options, sampler, steps, args.master, work, stack)
             results["spark"] = steps
             parity(store, expected, results)
-            session.__exit__(None, None, None)
-            engine.close()
+
     def steps_of(path: str) -> list[dict]:
         return [v for k, v in results[path].items() if isinstance(v, dict) and "seconds" in v]
 
