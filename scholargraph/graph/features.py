@@ -40,6 +40,9 @@ from scholargraph.progress import progress
 from scholargraph.registry import CurrentModels, new_version
 
 STEPS = ("networks", "pagerank", "topics", "vectors")
+# Papers per committed chunk of text vectors: a crash (kill -9) loses at most one chunk, and a chunk is long
+# enough to sort by length into well-filled batches (64 batches of 32 for MiniLM).
+ENCODE_CHUNK = 2048
 
 
 @dataclass
@@ -56,6 +59,7 @@ class FeatureOptions:
     seed: int = 0
     backend: str = "networkx"  # PageRank backend: "networkx" (SciPy, in process) or "gds" (on the server)
     strict: bool = True  # PageRank that has not converged in max_iter raises; False: its last iterate
+    commit_every: int = ENCODE_CHUNK  # text vectors committed every this many papers
 
 
 @dataclass
@@ -149,17 +153,28 @@ def read_semantic_stamps(store: GraphStore) -> dict[str, tuple[str | None, str |
             for pid, key, digest in page}
 
 
-def encode_papers(snapshot: GraphSnapshot, encoder, mask: np.ndarray | None = None, quiet: bool = True
-                  ) -> np.ndarray:
-    """(n_papers, dim) text vectors of the papers in `mask` (all by default), zero rows elsewhere, with a
-    progress bar in docs/s."""
+VectorSink = Callable[[np.ndarray, np.ndarray], None]
+
+
+def encode_papers(snapshot: GraphSnapshot, encoder, mask: np.ndarray | None = None, quiet: bool = True,
+                  sink: VectorSink | None = None, chunk: int = ENCODE_CHUNK) -> np.ndarray | None:
+    """Text vectors of the papers in `mask` (all by default), encoded `chunk` papers at a time with a progress
+    bar in docs/s and an ETA. Without `sink`: an (n_papers, dim) array, zero rows elsewhere. With `sink`, each
+    chunk goes to `sink(paper indices, vectors)` as soon as it is encoded (the store commits it) and nothing
+    is kept: memory stays at one chunk, and None is returned."""
     idx = np.arange(snapshot.n_papers) if mask is None else np.flatnonzero(mask)
     titles, abstracts = snapshot.text_fields()
+    out = None if sink is not None else np.zeros((snapshot.n_papers, encoder.dim), dtype=np.float32)
     with progress(total=len(idx), desc=f"encoding ({encoder.name})", unit="doc", quiet=quiet) as bar:
-        enc = encoder.encode_fields([titles[int(i)] for i in idx], [abstracts[int(i)] for i in idx],
-                                    on_progress=bar.update)
-    out = np.zeros((snapshot.n_papers, encoder.dim), dtype=np.float32)
-    out[idx] = enc
+        for start in range(0, len(idx), chunk):
+            part = idx[start:start + chunk]
+            vectors = encoder.encode_fields([titles[int(i)] for i in part], [abstracts[int(i)] for i in part],
+                                            on_progress=bar.update)
+            if sink is None:
+                assert out is not None, "no sink: the vectors are kept"
+                out[part] = vectors
+            else:
+                sink(part, vectors)
     return out
 
 
@@ -206,11 +221,12 @@ def network_features(snapshot: GraphSnapshot, options: FeatureOptions | None = N
 
 def compute_features(snapshot: GraphSnapshot, options: FeatureOptions, *, topic_model=None, encoder=None,
                      log: Callable[[str], None] = lambda _: None, encode: np.ndarray | None = None,
-                     quiet: bool = True) -> Features:
+                     quiet: bool = True, vector_sink: VectorSink | None = None) -> Features:
     """All requested features of `snapshot` in memory. A fitted topic model / encoder is reused when given
     (incremental runs, queries); otherwise one is trained on the snapshot's texts (`auto`: the encoder is
     chosen by them). `encode` (a boolean mask) limits text encoding to those papers; the other rows of
-    `semantic` stay zero (the store already holds their vectors)."""
+    `semantic` stay zero (the store already holds their vectors). With `vector_sink`, text vectors go to it
+    chunk by chunk as they are encoded (`encode_papers`) and `semantic` stays None."""
     f = Features()
     only = set(options.only)
     timed = _timer(f, log)
@@ -232,7 +248,8 @@ def compute_features(snapshot: GraphSnapshot, options: FeatureOptions, *, topic_
         if encode is None:  # every paper with text (a paper without one has a zero row: no evidence)
             encode = np.array([not is_empty(snapshot.text(i)) for i in range(snapshot.n_papers)], dtype=bool)
         f.encoded = np.asarray(encode, dtype=bool)
-        f.semantic = timed("text vectors", lambda: encode_papers(snapshot, f.encoder, f.encoded, quiet=quiet))
+        f.semantic = timed("text vectors", lambda: encode_papers(snapshot, f.encoder, f.encoded, quiet=quiet,
+                                                                 sink=vector_sink, chunk=options.commit_every))
         f.encode_seconds = f.timings["text vectors"]
         f.citation = timed("citation vectors", lambda: citation_vectors(snapshot, dim=options.citation_dim,
                                                                         seed=options.seed))
@@ -296,9 +313,11 @@ def write_features(store: GraphStore, snapshot: GraphSnapshot, f: Features, opti
             rows = (row for batch in networks.iter_edge_rows(edges, papers, topic_ids) for row in batch)
             counts["HAS_TOPIC"] = store.write_edges("HAS_TOPIC", rows, version)
             store.delete_stale_edges("HAS_TOPIC", version)
-    if f.semantic is not None and options.as_of is None and "vectors" in options.only:
-        assert f.citation is not None, "the vectors step computes both kinds"
-        counts["Paper.semanticVector"] = _write_text_vectors(store, snapshot, f)
+    if f.citation is not None and options.as_of is None and "vectors" in options.only:
+        if f.semantic is not None:  # else a vector sink committed them as they were encoded
+            counts["Paper.semanticVector"] = _write_text_vectors(store, snapshot, f)
+        elif f.encoded is not None:
+            counts["Paper.semanticVector"] = int(f.encoded.sum())
         counts["Paper.citationVector"] = _write_vectors(store, papers, "citation_vector", f.citation)
         store.apply_vector_indexes()
     log(f"write-back: {time.perf_counter() - t0:.1f}s")
@@ -306,24 +325,29 @@ def write_features(store: GraphStore, snapshot: GraphSnapshot, f: Features, opti
 
 
 def _write_text_vectors(store: GraphStore, snapshot: GraphSnapshot, f: Features) -> int:
-    """The text vectors of the papers encoded in this run, each stamped with the encoder's key and the hash
-    of the text it read (`semanticEncoder`, `semanticTextHash`); the other papers keep theirs."""
-    idx = (np.flatnonzero(f.encoded) if f.encoded is not None else np.arange(snapshot.n_papers)).tolist()
+    """The text vectors of the papers encoded in this run (see `write_text_vector_rows`)."""
+    idx = np.flatnonzero(f.encoded) if f.encoded is not None else np.arange(snapshot.n_papers)
     assert f.encoder is not None and f.semantic is not None, "text vectors come with their encoder"
-    key = f.encoder.key
+    write_text_vector_rows(store, snapshot, f.encoder.key, idx, f.semantic[idx])
+    return len(idx)
+
+
+def write_text_vector_rows(store: GraphStore, snapshot: GraphSnapshot, key: str, idx: np.ndarray,
+                           vectors: np.ndarray) -> None:
+    """Papers `idx` get `vectors` (row for row), each stamped with the encoder's key and the hash of the text
+    it read (`semanticEncoder`, `semanticTextHash`); the other papers keep theirs. Each batch is a committed
+    transaction with its stamps, so a crash leaves whole vectors with their stamps or none."""
     batch = 2_000  # float lists are built one batch at a time: 1M x 384 of them would not fit in memory
     for start in range(0, len(idx), batch):
-        ids, vectors, keys, digests = [], [], [], []
-        for i in idx[start:start + batch]:
+        ids, rows, keys, digests = [], [], [], []
+        for i, row in zip(idx[start:start + batch].tolist(), vectors[start:start + batch]):
             text = snapshot.text(i)
-            row = f.semantic[i]
             ids.append(snapshot.paper_ids[i])
-            vectors.append(row.tolist() if row.any() else None)  # no evidence: no vector, not a zero vector
+            rows.append(row.tolist() if row.any() else None)  # no evidence: no vector, not a zero vector
             keys.append(None if is_empty(text) else key)
             digests.append(None if is_empty(text) else text_digest(text))
-        store.write_node_properties("Paper", ids, {"semantic_vector": vectors, "semantic_encoder": keys,
+        store.write_node_properties("Paper", ids, {"semantic_vector": rows, "semantic_encoder": keys,
                                                    "semantic_text_hash": digests}, batch_size=batch)
-    return len(idx)
 
 
 def _write_vectors(store: GraphStore, ids: list[str], name: str, vectors: np.ndarray) -> int:
@@ -518,13 +542,17 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
         on_server = options.backend == "gds" and "pagerank" in options.only
         skip = elsewhere | ({"pagerank"} if on_server else set())
         local = replace(options, only=tuple(s for s in options.only if s not in skip)) if skip else options
-        encode, choice = None, None
+        encode, choice, sink = None, None, None
         if "vectors" in local.only and options.as_of is None:
             # Each paper is encoded once: only those without a vector of this encoder for their text now.
             encoder, choice = resolve_encoder(snapshot, local, encoder, log=log)
             encode = papers_to_encode(snapshot, encoder.key, read_semantic_stamps(store))
+            # Text vectors are committed chunk by chunk as they are encoded: after a crash the same command
+            # encodes only the papers whose vector was not committed.
+            key = encoder.key
+            sink = lambda idx, vectors: write_text_vector_rows(store, snapshot, key, idx, vectors)  # noqa: E731
         f = compute_features(snapshot, local, topic_model=topic_model, encoder=encoder, log=log, encode=encode,
-                             quiet=quiet)
+                             quiet=quiet, vector_sink=sink)
         f.encoder_choice = f.encoder_choice or choice
         saved = save_models(models_dir, f, started_at, reused) if options.as_of is None else {}
         counts = {**engine_counts, **write_features(store, snapshot, f, local, version, log=log)}

@@ -62,7 +62,7 @@ def test_each_paper_is_encoded_once_by_the_pretrained_encoder(store, tmp_path):
     assert "encoded 5 of 5 papers with text" in encoded_line(report) and "docs/s" in report.splitlines()[-1]
     first = stamps(store)
     key = first["p1"][0]
-    assert key.startswith("minilm@") and all(k == key for k, _, _ in first.values())
+    assert key.startswith("minilm-onnx-int8@") and all(k == key for k, _, _ in first.values())
     assert all(len(v) == 384 for _, _, v in first.values())
     assert first["p3"][1] == text_digest(f"Paper p3 {ABSTRACTS['p3']}")
     run = store.last_run("features")

@@ -54,7 +54,7 @@ def synthetic_texts(tmp_path_factory) -> list[str]:
 @needs_minilm
 def test_auto_picks_the_pretrained_encoder_for_natural_language():
     choice = choose_encoder(NATURAL)
-    assert choice.name == PRETRAINED_ENCODER == "minilm"
+    assert choice.name == PRETRAINED_ENCODER == "minilm-onnx-int8"
     assert choice.known_share > 0.8 and "natural language" in choice.reason and choice.texts == 4
 
 

