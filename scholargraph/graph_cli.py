@@ -109,7 +109,8 @@ def reset_cmd(obj, yes: bool) -> None:
 @click.option("--topics", "num_topics", default=10, show_default=True, type=click.IntRange(2, 500),
               help="LDA topics when a topic model is fitted (the first run, or --retrain); a saved one keeps its own.")
 @click.option("--encoder", default=AUTO_ENCODER, show_default=True,
-              help="Text encoder for semanticVector: auto (minilm-onnx-int8 for natural-language text, tfidf-svd otherwise; "
+              help="Text encoder for semanticVector: auto (minilm-onnx-int8 for natural-language text, tfidf-svd "
+                   "otherwise; "
                    "keeps the current encoder once there is one), tfidf-svd, minilm-onnx-int8, minilm-onnx, minilm "
                    "or minilm-int8 (docs/vectors.md compares them).")
 @click.option("--commit-every", default=2048, show_default=True, type=click.IntRange(1, None),

@@ -32,7 +32,8 @@ from scholargraph.graph.snapshot import GraphSnapshot
 
 __all__ = [
     "AUTO_ENCODER", "DEFAULT_ENCODER", "ENCODERS", "EncoderChoice", "EncoderUnavailable", "MiniLMEncoder",
-    "MiniLMInt8Encoder", "MiniLMOnnxEncoder", "MiniLMOnnxInt8Encoder", "TextEncoder", "TfidfSvdEncoder", "choose_encoder", "text_digest",
+    "MiniLMInt8Encoder", "MiniLMOnnxEncoder", "MiniLMOnnxInt8Encoder",
+    "TextEncoder", "TfidfSvdEncoder", "choose_encoder", "text_digest",
     "load_encoder", "make_encoder", "minilm_available", "register_encoder", "text_vectors", "stored_text_vectors",
     "citation_vectors",
     "citation_vector_for_references", "citation_vectors_for_references", "has_evidence", "FASTRP_WEIGHTS",
