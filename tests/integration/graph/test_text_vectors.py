@@ -99,7 +99,9 @@ def test_each_paper_is_encoded_once_by_the_pretrained_encoder(store, tmp_path):
     vectors, n = stored_text_vectors(snap, encoder)
     assert n == 0 and np.allclose(vectors, snap.semantic_vectors)
     fresh = encoder.encode_fields([snap.titles[i]], [snap.abstracts[i]])
-    np.testing.assert_allclose(vectors[i], fresh[0], atol=1e-4)
+    # int8 activations are quantised per batch (ONNX Runtime's dynamic quantisation): a text encoded alone and
+    # in a batch agree to a cosine of 0.99, not to the bit (docs/vectors.md).
+    assert float(vectors[i] @ fresh[0]) > 0.98
 
 
 @needs_minilm
