@@ -159,6 +159,16 @@ class StoreContract:
         assert store.changed_papers(watermark) == ["p0", "p3"]  # not the new stub ext2
         assert store.server_time() > watermark
 
+    def test_the_last_change_moves_only_when_a_paper_changes(self, store):
+        assert store.last_change() is None
+        small_graph(store)
+        first = store.last_change()
+        assert first is not None and first <= store.server_time()
+        small_graph(store)  # the same records again
+        assert store.last_change() == first
+        store.write_bundles([bundle("p3", "s:3", year=2002, title="Third, revised")])
+        assert store.last_change() > first
+
     def test_a_scoring_run_is_switched_in_at_once_and_a_failed_one_changes_nothing(self, store):
         small_graph(store)
         assert store.current_run("reviewers") is None and store.last_run("reviewers") is None

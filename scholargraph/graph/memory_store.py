@@ -390,6 +390,11 @@ class InMemoryStore:
         return len(carried), len({k[paper_end] for k, _ in carried})
 
     @_locked
+    @_locked
+    def last_change(self) -> int | None:
+        return max((p["ingestedAt"] for p in self._nodes["Paper"].values() if p.get("ingestedAt") is not None),
+                   default=None)
+
     def changed_papers(self, since: int) -> list[str]:
         return sorted(pid for pid, p in self._nodes["Paper"].items()
                       if p.get("ingestedAt") is not None and p["ingestedAt"] > since and not p.get("stub", False))

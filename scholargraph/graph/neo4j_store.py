@@ -461,6 +461,10 @@ class Neo4jStore:
         """The server's clock in ms since the epoch (the clock of Paper.ingestedAt)."""
         return int(self.run_read("store/server_time")[0]["now"])
 
+    def last_change(self) -> int | None:
+        rows = self.run_read("store/last_change")
+        return int(rows[0]["t"]) if rows else None
+
     def changed_papers(self, since: int) -> list[str]:
         """Ids of the non-stub papers ingested or changed after `since` (server ms)."""
         return [r["id"] for r in self.run_read("store/changed_papers", since=int(since))]

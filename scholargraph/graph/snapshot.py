@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import cast
+from pathlib import Path
+from typing import ClassVar, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -142,6 +144,60 @@ class GraphSnapshot:
             extra={**self.extra, "as_of": year}, semantic_vectors=rows(self.semantic_vectors),
             semantic_encoder=self.semantic_encoder, topic_vectors=rows(self.topic_vectors),
             citation_vectors=rows(self.citation_vectors))
+
+    # --- on disk (a cache of a pulled snapshot) ------------------------------------------------------
+
+    SAVE_FORMAT: ClassVar[int] = 1
+
+    def save(self, directory: str | Path) -> Path:
+        """Write the snapshot to `directory` as `arrays.npz` (numbers, sparse matrices, vectors) and
+        `strings.json` (ids, texts, names, `extra`), no pickles: `load` gives an equal snapshot. For caches of a
+        pulled graph (the reviewer evidence), not an exchange format (Parquet is: graph/parquet.py)."""
+        path = Path(directory)
+        path.mkdir(parents=True, exist_ok=True)
+        arrays: dict[str, np.ndarray] = {"paper_year": self.paper_year, "paper_stub": self.paper_stub,
+                                         "paper_venue": self.paper_venue}
+        for name in ("citations", "authorship"):
+            m = getattr(self, name).tocsr()
+            arrays.update({f"{name}_data": m.data, f"{name}_indices": m.indices, f"{name}_indptr": m.indptr,
+                           f"{name}_shape": np.asarray(m.shape, dtype=np.int64)})
+        for name in VECTOR_FIELDS:
+            if getattr(self, name) is not None:
+                arrays[name] = getattr(self, name)
+        np.savez(path / "arrays.npz", allow_pickle=False, **arrays)
+        strings = {"format": self.SAVE_FORMAT, "paper_ids": self.paper_ids, "author_ids": self.author_ids,
+                   "venue_ids": self.venue_ids, "titles": self.titles, "abstracts": self.abstracts,
+                   "author_names": self.author_names, "venue_names": self.venue_names, "extra": self.extra,
+                   "semantic_encoder": self.semantic_encoder}
+        with open(path / "strings.json", "w", encoding="utf-8") as fh:
+            json.dump(strings, fh, ensure_ascii=False)
+        return path
+
+    @classmethod
+    def load(cls, directory: str | Path) -> GraphSnapshot:
+        """The snapshot `save` wrote; ValueError when the files are missing, broken or of another format."""
+        path = Path(directory)
+        try:
+            with open(path / "strings.json", encoding="utf-8") as fh:
+                strings = json.load(fh)
+            if strings.get("format") != cls.SAVE_FORMAT:
+                raise ValueError(f"format {strings.get('format')!r}, expected {cls.SAVE_FORMAT}")
+            with np.load(path / "arrays.npz", allow_pickle=False) as npz:
+                arrays = {k: npz[k] for k in npz.files}
+        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not a saved snapshot ({exc})") from None
+
+        def matrix(name: str) -> sp.csr_matrix:
+            return sp.csr_matrix((arrays[f"{name}_data"], arrays[f"{name}_indices"], arrays[f"{name}_indptr"]),
+                                 shape=tuple(int(x) for x in arrays[f"{name}_shape"]))
+
+        return cls(paper_ids=strings["paper_ids"], paper_year=arrays["paper_year"], paper_stub=arrays["paper_stub"],
+                   paper_venue=arrays["paper_venue"], author_ids=strings["author_ids"],
+                   venue_ids=strings["venue_ids"], citations=matrix("citations"), authorship=matrix("authorship"),
+                   titles=strings["titles"], abstracts=strings["abstracts"], author_names=strings["author_names"],
+                   venue_names=strings["venue_names"], extra=strings["extra"],
+                   semantic_encoder=strings["semantic_encoder"],
+                   **{name: arrays[name] for name in VECTOR_FIELDS if name in arrays})
 
     # --- building ----------------------------------------------------------------------------------
 

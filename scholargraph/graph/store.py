@@ -266,6 +266,11 @@ class GraphStore(Protocol):
         """The store's clock in ms since the epoch: the clock of the papers' change times."""
         ...
 
+    def last_change(self) -> int | None:
+        """The latest `changed_papers` time of any paper (None on an empty graph): with `stats()`, the
+        watermark that query-independent caches (the reviewer evidence) are invalidated by."""
+        ...
+
     def changed_papers(self, since: int) -> list[str]:
         """Ids (sorted) of the non-stub papers ingested or changed after `since` (a `server_time()` read
         before: a watermark), so that a paper written after the watermark was read is always among them."""

@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -173,18 +174,20 @@ class EvidenceIndex:
 
     def __init__(self, snapshot: GraphSnapshot, text_vectors: np.ndarray, topic_vectors: np.ndarray,
                  citation_vectors: np.ndarray, *, encoder=None, topic_model=None, background: int = 2000,
-                 seed: int = 0, lexical: sp.spmatrix | None = None):
+                 seed: int = 0, lexical: sp.spmatrix | None = None, normalized: bool = False):
+        """`normalized`: the arrays are already this class's own (`load` of what `save` wrote), so they are
+        kept as they are: normalising unit rows again would move them by a rounding error."""
         n = snapshot.n_papers
         for name, arr in (("text_vectors", text_vectors), ("topic_vectors", topic_vectors),
                           ("citation_vectors", citation_vectors)):
             if arr.shape[0] != n:
                 raise ValueError(f"{name} has {arr.shape[0]} rows, the snapshot {n} papers")
         self.snapshot = snapshot
-        self.text = _l2_rows(text_vectors)
+        self.text = text_vectors if normalized else _l2_rows(text_vectors)
         topics = np.asarray(topic_vectors, dtype=np.float32)
         sums = topics.sum(axis=1, keepdims=True)
-        self.topics = np.divide(topics, sums, out=np.zeros_like(topics), where=sums > 0)
-        self.cvec = _l2_rows(citation_vectors)
+        self.topics = topics if normalized else np.divide(topics, sums, out=np.zeros_like(topics), where=sums > 0)
+        self.cvec = citation_vectors if normalized else _l2_rows(citation_vectors)
         self.encoder = encoder
         self.topic_model = topic_model
         self.has_text = np.linalg.norm(self.text, axis=1) > 0
@@ -196,7 +199,8 @@ class EvidenceIndex:
                 raise ValueError(f"lexical has {lexical.shape[0]} rows, the snapshot {n} papers")
             lex = sp.csr_matrix(lexical, dtype=np.float32)
             norms = np.sqrt(np.asarray(lex.multiply(lex).sum(axis=1)).ravel())
-            self.lexical = (sp.diags(np.divide(1, norms, out=np.zeros_like(norms), where=norms > 0)) @ lex).tocsr()
+            self.lexical = lex if normalized else (
+                sp.diags(np.divide(1, norms, out=np.zeros_like(norms), where=norms > 0)) @ lex).tocsr()
             self.has_lex = norms > 0
         cit = snapshot.citations.tocsr().astype(np.float32)
         cit.sort_indices()
@@ -213,6 +217,7 @@ class EvidenceIndex:
         if len(pool) == 0:
             pool = np.arange(n)
         self.background = np.sort(rng.choice(pool, size=min(background, len(pool)), replace=False))
+        self._seed = seed
         self._mark = np.zeros(n, dtype=np.float32)
         self._pool_features: tuple[ReviewerPool, PoolFeatures] | None = None
         self._background_rows: tuple | None = None
@@ -292,6 +297,38 @@ class EvidenceIndex:
         lex = lexical_matrix(snapshot, encoder, texts) if lexical else None
         return cls(snapshot, text_vectors, topic_vectors, citation_vectors, encoder=encoder,
                    topic_model=topic_model, seed=seed, lexical=lex)
+
+    # --- on disk (a cache: the evidence of one graph state, built once for many queries) ----------------
+
+    def save(self, directory) -> Path:
+        """The snapshot and the per-paper arrays as `load` reads them back (npz and JSON, no pickles). The
+        encoder and topic model are not written: they are saved models of their own, given to `load`."""
+        path = Path(directory)
+        self.snapshot.save(path / "snapshot")
+        arrays = {"text": self.text, "topics": self.topics, "cvec": self.cvec,
+                  "background": np.asarray([len(self.background), self._seed], dtype=np.int64)}
+        if self.lexical is not None:
+            arrays.update({"lex_data": self.lexical.data, "lex_indices": self.lexical.indices,
+                           "lex_indptr": self.lexical.indptr, "lex_shape": np.asarray(self.lexical.shape)})
+        np.savez(path / "evidence.npz", allow_pickle=False, **arrays)
+        return path
+
+    @classmethod
+    def load(cls, directory, *, encoder=None, topic_model=None) -> EvidenceIndex:
+        """The index `save` wrote, with the encoder and topic model it was built with; ValueError when the
+        files are missing or broken."""
+        path = Path(directory)
+        snapshot = GraphSnapshot.load(path / "snapshot")
+        try:
+            with np.load(path / "evidence.npz", allow_pickle=False) as npz:
+                a = {k: npz[k] for k in npz.files}
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path}: not a saved evidence index ({exc})") from None
+        lexical = (sp.csr_matrix((a["lex_data"], a["lex_indices"], a["lex_indptr"]),
+                                 shape=tuple(int(x) for x in a["lex_shape"])) if "lex_data" in a else None)
+        background, seed = (int(x) for x in a["background"])
+        return cls(snapshot, a["text"], a["topics"], a["cvec"], encoder=encoder, topic_model=topic_model,
+                   background=background, seed=seed, lexical=lexical, normalized=True)
 
     def id_resolver(self):
         """The snapshot's IdResolver (built once): user ids to node ids."""

@@ -1,5 +1,7 @@
 """GraphSnapshot: building from records and the as-of cut."""
 
+import pytest
+
 from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
 
 
@@ -26,3 +28,26 @@ def test_as_of_drops_the_future_and_its_edges():
     assert g.author_ids == ["a1", "a2"]
     assert g.citations.nnz == 2
     assert g.extra["as_of"] == 2001
+
+
+def test_a_saved_snapshot_loads_back_equal(tmp_path):
+    import numpy as np
+
+    snap = GraphSnapshot.build([{"id": "a", "title": "Ranking", "abstract": "learning to rank", "year": 2001,
+                                 "venue": "venue:x"},
+                                {"id": "b", "title": "Expansion", "year": 2002}, {"id": "c", "stub": True}],
+                               [("u", "a", 1), ("v", "a", 2), ("v", "b", 1)], [("a", "c"), ("b", "a")],
+                               venues=[("venue:x", "X")], authors=[("u", "Ann Lee"), ("v", None)])
+    snap.semantic_vectors = np.arange(9, dtype=np.float32).reshape(3, 3)
+    snap.semantic_encoder = "enc@1"
+    snap.extra["aliases"] = {"old a": "a"}
+    back = GraphSnapshot.load(snap.save(tmp_path / "snap"))
+    assert back.paper_ids == snap.paper_ids and back.author_ids == snap.author_ids and back.venue_ids == ["venue:x"]
+    assert back.titles == snap.titles and back.abstracts == snap.abstracts and back.author_names == ["Ann Lee", None]
+    assert (back.citations != snap.citations).nnz == 0 and (back.authorship != snap.authorship).nnz == 0
+    for name in ("paper_year", "paper_stub", "paper_venue", "semantic_vectors"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(snap, name))
+    assert back.topic_vectors is None and back.semantic_encoder == "enc@1" and back.extra == snap.extra
+    (tmp_path / "snap" / "arrays.npz").unlink()
+    with pytest.raises(ValueError, match="not a saved snapshot"):
+        GraphSnapshot.load(tmp_path / "snap")

@@ -90,3 +90,66 @@ def test_the_jobs_reviewers_step_publishes_a_run_then_rescores_only_the_changed_
     rerun = store.current_run("reviewers")
     assert rerun["id"] != run["id"] and store.stats()["relationships"]["SUGGESTED_REVIEWER"] > suggested
     assert dict(run_pipeline(store, models, only=("reviewers",)).steps)["reviewers"].startswith("nothing changed")
+
+
+# --- the evidence is built once per graph state --------------------------------------------------------------
+
+
+def _entries(models):
+    root = models / "cache" / service.EVIDENCE_CACHE
+    return sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) if root.exists() else []
+
+
+def _same_index(a, b, atol=0.0):
+    """`atol`: an index built afresh without a graph encoder fits its own TF-IDF + SVD, equal to float noise."""
+    import numpy as np
+
+    assert a.snapshot.paper_ids == b.snapshot.paper_ids and a.snapshot.author_ids == b.snapshot.author_ids
+    assert a.snapshot.titles == b.snapshot.titles and (a.snapshot.citations != b.snapshot.citations).nnz == 0
+    for name in ("text", "topics", "cvec", "background"):
+        np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=atol)
+    assert (a.lexical is None) == (b.lexical is None)
+    if a.lexical is not None:
+        np.testing.assert_allclose(a.lexical.toarray(), b.lexical.toarray(), rtol=0, atol=atol)
+
+
+def test_recommend_reuses_the_evidence_until_the_graph_changes(tmp_path, monkeypatch):
+    from scholargraph.graph.snapshot import GraphSnapshot
+
+    store, models = world(), tmp_path / "models"
+    service.train(store, models, min_papers=2, training_queries=10, steps=10)
+    assert len(_entries(models)) == 1  # training built the evidence of this state once
+    first, _ = service.recommend(store, models, paper_ids=["a0-2004", "b1-2003"], k=3)
+
+    pulls = []
+    real = GraphSnapshot.from_store.__func__
+    monkeypatch.setattr(GraphSnapshot, "from_store",
+                        classmethod(lambda cls, *a, **kw: pulls.append(1) or real(cls, *a, **kw)))
+    again, _ = service.recommend(store, models, paper_ids=["a0-2004", "b1-2003"], k=3)
+    assert pulls == []  # nothing pulled: the cached evidence served the call
+    assert [[(s.reviewer_id, s.score) for s in sugg] for _, sugg in again] == \
+           [[(s.reviewer_id, s.score) for s in sugg] for _, sugg in first]
+    cached = service.build_index(store, models, quiet=True)
+    _same_index(cached, service.build_index(store, models, quiet=True, cache=False), atol=1e-6)
+    assert len(pulls) == 1  # cache=False pulls
+
+    store.write_bundles([PaperBundle(paper=Paper("c0-2005", "grelmin tassovar", abstract="grelmin 2005", year=2005,
+                                                 sources=("c0-2005",)), authors=(Author("c0", "Author C 0"),),
+                                     authorships=(Authorship("c0", "c0-2005", 1),))])
+    changed = service.build_index(store, models, quiet=True)
+    assert len(pulls) == 2 and "c0-2005" in changed.snapshot.paper_index  # a new paper: built again
+    store.write_bundles([PaperBundle(paper=Paper("c0-2006", "grelmin", abstract="grelmin 2006", year=2006,
+                                                 sources=("c0-2006",)), authors=(Author("c0", "Author C 0"),),
+                                     authorships=(Authorship("c0", "c0-2006", 1),))])
+    service.build_index(store, models, quiet=True)
+    assert len(_entries(models)) == service.KEEP_CACHED  # older states are dropped
+
+
+def test_a_broken_cache_entry_is_rebuilt(tmp_path):
+    store, models = world(), tmp_path / "models"
+    built = service.build_index(store, models, quiet=True)
+    (entry,) = _entries(models)
+    (models / "cache" / service.EVIDENCE_CACHE / entry / "evidence.npz").write_bytes(b"not an npz")
+    rebuilt = service.build_index(store, models, quiet=True)
+    _same_index(built, rebuilt, atol=1e-6)
+    _same_index(rebuilt, service.build_index(store, models, quiet=True))  # and cached again, read back exactly
