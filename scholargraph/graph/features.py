@@ -34,6 +34,7 @@ from scholargraph.graph.encoders import (
 )
 from scholargraph.graph.pagerank import pagerank
 from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.snapshot_cache import snapshot_counts
 from scholargraph.graph.store import GraphStore
 from scholargraph.graph.vectors import citation_vectors, has_evidence
 from scholargraph.progress import progress
@@ -420,10 +421,7 @@ def gds_pagerank_features(store: GraphStore, snapshot: GraphSnapshot, f: Feature
 def _fingerprint(stats: dict, models: dict[str, str]) -> str:
     """What the features depend on: the graph in counts and the current models (a newly trained encoder,
     such as Citeomatic's, means new semantic vectors). A change in any of them means a recompute."""
-    keep = {"nodes": {k: stats["nodes"][k] for k in ("Paper", "Author", "Venue")},
-            "relationships": {k: stats["relationships"][k] for k in ("CITES", "AUTHORED", "PUBLISHED_IN")},
-            "stubs": stats["stubs"], "models": models}
-    return json.dumps(keep, sort_keys=True)
+    return json.dumps({**snapshot_counts(stats), "models": models}, sort_keys=True)
 
 
 def _covers(last: dict | None, fingerprint: str, steps) -> bool:

@@ -13,6 +13,7 @@ from scholargraph.graph.features import load_current_models
 from scholargraph.graph.ids import IdResolver
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.snapshot_cache import cached_snapshot
 from scholargraph.graph.vectors import stored_text_vectors
 from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
 from scholargraph.ranking.citations.batch import recommend_drafts
@@ -66,8 +67,8 @@ def text_only_recommender(store, models_dir: Path, quiet: bool = True,
     encoder = pretrained_encoder(models_dir)
     key = None if encoder is None else encoder.key
     if snapshot is None:
-        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, with_vectors=encoder is not None,
-                                            semantic_encoder=key)
+        snapshot = cached_snapshot(store, models_dir, with_text=True, quiet=quiet,
+                                   with_vectors=encoder is not None, semantic_encoder=key)
     elif encoder is not None and snapshot.semantic_encoder != key:
         snapshot.load_stored_vectors(store, semantic_encoder=key, quiet=quiet)  # the papers are not read again
     vectors = None
@@ -93,7 +94,7 @@ def served_recommender(store, models_dir: Path, quiet: bool = True,
     library without citations is still served)."""
     if has_model(models_dir):
         if snapshot is None:
-            snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
+            snapshot = cached_snapshot(store, models_dir, with_text=True, quiet=quiet)
         rec, meta = load_recommender(models_dir, snapshot)
         return Served(rec, snapshot, rec.name, meta["version"])
     text_only = text_only_recommender(store, models_dir, quiet, snapshot)

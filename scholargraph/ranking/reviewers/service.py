@@ -16,6 +16,7 @@ from scholargraph.graph.ids import IdResolver, Resolution
 from scholargraph.graph.records import paper_text
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.snapshot_cache import StateCache, cache_root, graph_watermark
 from scholargraph.graph.vectors import stored_text_vectors
 from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
 from scholargraph.ranking.graph_models import load_graph_models
@@ -62,7 +63,7 @@ def resolve_candidates(resolver: IdResolver, listed: dict[str, list[str]], what:
             for qid, cands in listed.items()}, res
 
 
-EVIDENCE_CACHE = "evidence"  # models_dir/cache/evidence/<graph state and models digest>/
+EVIDENCE_CACHE = "evidence"  # models_dir/cache/evidence/<digest of the graph state and models>/
 KEEP_CACHED = 2  # evidence indexes kept (the newest): the current graph state, and the one before it
 
 
@@ -75,78 +76,36 @@ def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | N
     snapshot between steps (a scoring-jobs run).
 
     Nothing of it depends on a query, so it is built once per graph state and models and kept under
-    `models_dir/cache/evidence/` (`cache=False` skips it); an interactive call on an unchanged graph loads
-    it instead of pulling the graph again. The key is the graph's watermark (`store.stats()` counts and the
-    latest `Paper.ingestedAt`), the last `features` run and the models' directories (docs/reviewers.md)."""
+    `models_dir/cache/evidence/` (`cache=False` skips it): an interactive call on an unchanged graph loads it
+    instead of pulling the graph again. The key is the graph's watermark (graph.snapshot_cache), the models'
+    directories and the encoder's key (docs/reviewers.md)."""
     topic_model, encoder = load_graph_models(models_dir, models)
     key = encoder.key if encoder is not None and getattr(encoder, "fitted_", False) else None
     graph_models = current_model_paths(models_dir)
-    cached_dir = None
-    if cache and read_snapshot is None and store is not None:
-        cached_dir = _evidence_cache_dir(store, models_dir, models or graph_models, key)
-        if cached_dir is not None and (cached_dir / "complete").is_file():
-            try:
-                return EvidenceIndex.load(cached_dir, encoder=encoder, topic_model=topic_model)
-            except ValueError:
-                pass  # a broken cache entry is rebuilt below
-    # What `features` stored is read, not recomputed, when its last run saw the graph as it is now: the
-    # citation vectors, and the topic mixtures when they come from this topic model.
-    current = features_up_to_date(store, models_dir, ("topics", "vectors"))
-    if read_snapshot is not None:
-        snapshot = read_snapshot(key)
-    else:
-        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, semantic_encoder=key,
-                                            with_vectors=key is not None or current)
-    # Only papers without a text vector of this encoder (ingested since) are encoded here.
-    text = stored_text_vectors(snapshot, encoder)[0] if key is not None and encoder is not None else None
-    same_topics = topic_model is not None and (models or graph_models).get("topics") == graph_models.get("topics")
-    index = EvidenceIndex.build(snapshot, encoder=encoder, topic_model=topic_model, text_vectors=text,
-                                stored_topic_vectors=snapshot.topic_vectors if current and same_topics else None,
-                                stored_citation_vectors=snapshot.citation_vectors if current else None)
-    if cached_dir is not None:
-        _save_evidence(index, cached_dir)
-    return index
 
+    def build() -> EvidenceIndex:
+        # What `features` stored is read, not recomputed, when its last run saw the graph as it is now: the
+        # citation vectors, and the topic mixtures when they come from this topic model.
+        current = features_up_to_date(store, models_dir, ("topics", "vectors"))
+        if read_snapshot is not None:
+            snapshot = read_snapshot(key)
+        else:
+            snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, semantic_encoder=key,
+                                                with_vectors=key is not None or current)
+        # Only papers without a text vector of this encoder (ingested since) are encoded here.
+        text = stored_text_vectors(snapshot, encoder)[0] if key is not None and encoder is not None else None
+        same_topics = topic_model is not None and (models or graph_models).get("topics") == graph_models.get("topics")
+        return EvidenceIndex.build(snapshot, encoder=encoder, topic_model=topic_model, text_vectors=text,
+                                   stored_topic_vectors=snapshot.topic_vectors if current and same_topics else None,
+                                   stored_citation_vectors=snapshot.citation_vectors if current else None)
 
-def _evidence_cache_dir(store, models_dir: Path, models: dict[str, str], encoder_key: str | None) -> Path | None:
-    """Where the evidence of the graph as it is now, read with these models, is cached (None when the store
-    cannot say what state it is in)."""
-    import hashlib
-
-    try:
-        last = store.last_run("features") or {}
-        state = {"stats": store.stats(), "last_change": store.last_change(), "features": last.get("id"),
-                 "models": dict(sorted(models.items())), "encoder": encoder_key}
-    except AttributeError:  # a store without the watermark: never cached
-        return None
-    digest = hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()[:20]
-    return models_dir / "cache" / EVIDENCE_CACHE / digest
-
-
-def _save_evidence(index: EvidenceIndex, directory: Path) -> None:
-    """Write the cache entry beside a temporary name and rename it into place (a crash never leaves half of
-    one); only the newest KEEP_CACHED entries stay. A full disk or a read-only home only skips the cache."""
-    import shutil
-    import tempfile
-
-    tmp: Path | None = None
-    try:
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=directory.parent, prefix=".building-"))
-        index.save(tmp)
-        (tmp / "complete").write_text("1\n", encoding="utf-8")
-        shutil.rmtree(directory, ignore_errors=True)  # a broken entry of the same key
-        tmp.rename(directory)
-        tmp = None
-        entries = sorted((p for p in directory.parent.iterdir() if p.is_dir() and not p.name.startswith(".")),
-                         key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in entries[KEEP_CACHED:]:
-            shutil.rmtree(old, ignore_errors=True)
-    except OSError:
-        pass  # no room, or another process renamed the same entry first: the next call builds it again
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+    if not cache or read_snapshot is not None or store is None:
+        return build()
+    state = {"graph": graph_watermark(store), "models": dict(sorted((models or graph_models).items())),
+             "encoder": key}
+    return StateCache(cache_root(models_dir) / EVIDENCE_CACHE, keep=KEEP_CACHED).get(
+        state, build, lambda index, path: index.save(path),
+        lambda path: EvidenceIndex.load(path, encoder=encoder, topic_model=topic_model))
 
 
 def index_for_model(store, models_dir: Path, meta: dict, quiet: bool,

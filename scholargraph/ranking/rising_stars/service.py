@@ -13,6 +13,7 @@ from scholargraph.errors import UsageError
 from scholargraph.graph.ids import EXPECTED, IdResolver
 from scholargraph.graph.scoring import ScoringRun
 from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.snapshot_cache import cached_snapshot
 from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
 from scholargraph.ranking.graph_models import load_graph_models
 from scholargraph.ranking.rising_stars.batch import score_dataset
@@ -105,7 +106,7 @@ def score(store, models_dir: Path, as_of: int | None, quiet: bool = True, write:
     in Spark partitions: rising_stars/batch.py), and the ranks, global per topic, are computed here after it."""
     model, meta = load_model(models_dir)
     if snapshot is None:
-        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
+        snapshot = cached_snapshot(store, models_dir, with_text=True, quiet=quiet)
     as_of = snapshot.max_year if as_of is None else as_of
     topics = _graph_topics(models_dir, snapshot)
     data = build_dataset(snapshot, as_of, None, paper_topics=topics, **_feature_options(meta))
@@ -175,7 +176,7 @@ def explain(store, models_dir: Path, loaded: tuple[IIRL, dict], author_id: str, 
     """Each feature's contribution to an author's score as of T (the latest year by default), by the model
     `load_model` gave (loaded before the store is opened: without a model there is nothing to connect for)."""
     model, meta = loaded
-    snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet)
+    snapshot = cached_snapshot(store, models_dir, with_text=True, quiet=quiet)
     resolved = IdResolver.for_snapshot(snapshot, lookup=store.lookup_ids).resolve("author", [author_id])
     if not resolved.given:
         raise UsageError(f"AUTHOR_ID is empty; expected {EXPECTED['author']}")

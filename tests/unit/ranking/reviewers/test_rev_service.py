@@ -10,6 +10,7 @@ import pytest
 from scholargraph.errors import NotFitted
 from scholargraph.graph.memory_store import InMemoryStore
 from scholargraph.graph.records import Author, Authorship, Citation, Paper, PaperBundle
+from scholargraph.graph.snapshot_cache import cache_root
 from scholargraph.ranking.reviewers import service
 
 FIELDS = {"a": ("zorblat quenfir mavotel", "trisk"), "b": ("plonko vendrix caluth", "obrenna"),
@@ -96,7 +97,7 @@ def test_the_jobs_reviewers_step_publishes_a_run_then_rescores_only_the_changed_
 
 
 def _entries(models):
-    root = models / "cache" / service.EVIDENCE_CACHE
+    root = cache_root(models) / service.EVIDENCE_CACHE
     return sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) if root.exists() else []
 
 
@@ -149,7 +150,7 @@ def test_a_broken_cache_entry_is_rebuilt(tmp_path):
     store, models = world(), tmp_path / "models"
     built = service.build_index(store, models, quiet=True)
     (entry,) = _entries(models)
-    (models / "cache" / service.EVIDENCE_CACHE / entry / "evidence.npz").write_bytes(b"not an npz")
+    (cache_root(models) / service.EVIDENCE_CACHE / entry / "evidence.npz").write_bytes(b"not an npz")
     rebuilt = service.build_index(store, models, quiet=True)
     _same_index(built, rebuilt, atol=1e-6)
     _same_index(rebuilt, service.build_index(store, models, quiet=True))  # and cached again, read back exactly
