@@ -105,6 +105,30 @@ def minilm_vectors(snapshot, path: Path) -> np.ndarray:
     return vecs
 
 
+def graph_text_vectors(snapshot, encoder) -> np.ndarray:
+    """The text vectors `features` stored with this (pretrained) encoder in the graph that SCHOLARGRAPH_*
+    names, aligned with `snapshot`'s papers; the papers the graph has no vector of are encoded here. A
+    pretrained encoder's vector of a text does not depend on the year: reading it is no leak."""
+    from scholargraph.config import Settings
+    from scholargraph.graph.snapshot import GraphSnapshot
+    from scholargraph.server.connect import open_store
+
+    with open_store(Settings.load()) as store:
+        graph = GraphSnapshot.from_store(store, with_text=True, with_vectors=True, semantic_encoder=encoder.key)
+    out = np.zeros((snapshot.n_papers, encoder.dim), dtype=np.float32)
+    if graph.semantic_vectors is not None and graph.semantic_encoder == encoder.key:
+        for i, pid in enumerate(snapshot.paper_ids):
+            j = graph.paper_index.get(pid)
+            if j is not None and graph.text(j) == snapshot.text(i):
+                out[i] = graph.semantic_vectors[j]
+    todo = [i for i in range(snapshot.n_papers) if not out[i].any() and snapshot.text(i).strip()]
+    _log(f"text vectors: {snapshot.n_papers - len(todo):,} from the graph ({encoder.key}), {len(todo):,} encoded here")
+    if todo:
+        titles, abstracts = snapshot.text_fields()
+        out[todo] = encoder.encode_fields([titles[i] for i in todo], [abstracts[i] for i in todo])
+    return out
+
+
 def role_ranks(run: dict, roles: dict) -> dict:
     """Mean rank (1-based) per candidate role, for synthetic worlds (reviewers.roles.tsv)."""
     acc: dict[str, list[int]] = {}
@@ -179,9 +203,13 @@ def cmd_heldout(args, name: str) -> None:
         index = build_index(snap, Path(args.cache) / f"{name}-{test_year}", until_year=test_year - 1,
                             num_topics=topics, topic_sample=args.topic_sample)
     else:  # a pretrained encoder: nothing is fitted on the test year, so no cache is needed to avoid leaks
+        from scholargraph.graph.vectors import make_encoder
         from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 
-        index = EvidenceIndex.build(snap, encoder=args.encoder, until_year=test_year - 1, num_topics=topics)
+        encoder = make_encoder(args.encoder).fit()
+        stored = graph_text_vectors(snap, encoder) if args.vectors_from_graph else None
+        index = EvidenceIndex.build(snap, encoder=encoder, until_year=test_year - 1, num_topics=topics,
+                                    text_vectors=stored)
     label += f" ({args.encoder} evidence)"
     extra = {}
     if args.minilm:
@@ -300,6 +328,9 @@ def main(argv=None) -> None:
             p.add_argument("--test-year", type=int, default=None)
             p.add_argument("--min-papers", type=int, default=None)
             p.add_argument("--minilm", action="store_true", help="add the pretrained MiniLM embedding baseline")
+            p.add_argument("--vectors-from-graph", action="store_true",
+                           help="a pretrained --encoder's text vectors from the graph `features` wrote (SCHOLARGRAPH_* "
+                                "settings), not encoded again")
         if name == "latency":
             p.add_argument("--world", default="/tmp/synth1m")
             p.add_argument("--pool", type=int, default=10_000)
