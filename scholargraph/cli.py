@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from dataclasses import dataclass, replace
 
@@ -22,7 +23,16 @@ class AppContext:
 
 
 class ScholargraphGroup(click.Group):
-    """Turns domain errors into one clear line and their exit code, never a traceback."""
+    """Turns domain errors into one clear line and their exit code, never a traceback; loads each
+    subcommand's module on first use (SUBCOMMANDS)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(SUBCOMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in SUBCOMMANDS:
+            self.add_command(_load_subcommand(cmd_name))
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context):
         try:
@@ -50,24 +60,32 @@ def main(ctx: click.Context, config: str | None, quiet: bool) -> None:
     ctx.obj = AppContext(settings=settings, quiet=quiet)
 
 
-def _register() -> None:
-    from scholargraph.graph_cli import db_group, export_group, features_command, query_command
-    from scholargraph.ingest.cli import ingest_command
-    from scholargraph.ranking.citations.cli import citations_group
-    from scholargraph.ranking.cli import jobs_group
-    from scholargraph.ranking.reviewers.cli import reviewers_group
-    from scholargraph.ranking.rising_stars.cli import rising_stars_group
-    from scholargraph.server.cli import neo4j_group
-    from scholargraph.spark.cli import spark_group
-    from scholargraph.synth.cli import synth_command
+# name -> "module:attribute". A subcommand's module is imported when that subcommand runs (or `--help` lists
+# them all), not on every call: the ranking modules bring torch and gensim, seconds of import that
+# `reviewers recommend --paper` should not pay for `citations` it never touches.
+SUBCOMMANDS = {
+    "neo4j": "scholargraph.server.cli:neo4j_group",
+    "db": "scholargraph.graph_cli:db_group",
+    "ingest": "scholargraph.ingest.cli:ingest_command",
+    "synth": "scholargraph.synth.cli:synth_command",
+    "features": "scholargraph.graph_cli:features_command",
+    "query": "scholargraph.graph_cli:query_command",
+    "jobs": "scholargraph.ranking.cli:jobs_group",
+    "rising-stars": "scholargraph.ranking.rising_stars.cli:rising_stars_group",
+    "citations": "scholargraph.ranking.citations.cli:citations_group",
+    "reviewers": "scholargraph.ranking.reviewers.cli:reviewers_group",
+    "export": "scholargraph.graph_cli:export_group",
+    "spark": "scholargraph.spark.cli:spark_group",
+}
 
-    for command in (neo4j_group, db_group, ingest_command, synth_command, features_command,
-                    query_command, jobs_group, rising_stars_group, citations_group,
-                    reviewers_group, export_group, spark_group):
-        main.add_command(command)
 
+def _load_subcommand(name: str) -> click.Command:
+    module, attribute = SUBCOMMANDS[name].split(":")
+    command = getattr(importlib.import_module(module), attribute)
+    if command.name != name:
+        raise RuntimeError(f"{SUBCOMMANDS[name]} is the command {command.name!r}, not {name!r}")
+    return command
 
-_register()
 
 if __name__ == "__main__":
     main()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import click
 import pytest
 
-from scholargraph.cli import main
+from scholargraph.cli import SUBCOMMANDS, main
 from scholargraph.tables import FORMATS
 
 # Commands that print result rows, and whether their rows are rankings (which a TREC run can hold).
@@ -21,7 +24,10 @@ ROW_COMMANDS = {
 
 
 def commands(group: click.Group = main, prefix: str = ""):
-    for name, command in group.commands.items():
+    ctx = click.Context(group)  # the top group loads its subcommands on demand: list them as --help does
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, f"{prefix}{name} is listed but does not load"
         path = f"{prefix}{name}"
         if isinstance(command, click.Group):
             yield from commands(command, f"{path} ")
@@ -92,3 +98,21 @@ def test_spark_with_the_gds_backend_is_a_usage_error_before_anything_starts(tmp_
     result = CliRunner().invoke(main, ["features", "--engine", "spark", "--backend", "gds"],
                                 env={"SCHOLARGRAPH_HOME": str(tmp_path)})
     assert result.exit_code == 2 and "does not combine with --backend gds" in result.output
+
+
+def test_a_subcommand_imports_only_its_own_modules():
+    """`reviewers` must not pay for the citation commands (NNRank, Spark) or gensim (tokenising) before it
+    needs them: the CLI loads a subcommand's module when that subcommand runs."""
+    code = ("import sys; from scholargraph.cli import main; import click\n"
+            "main.get_command(click.Context(main), 'reviewers')\n"
+            "heavy = ('gensim', 'pyspark', 'scholargraph.ranking.citations.cli')\n"
+            "print(' '.join(m for m in heavy if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == []
+
+
+def test_every_subcommand_is_listed_under_its_own_name():
+    ctx = click.Context(main)
+    assert set(SUBCOMMANDS) <= set(main.list_commands(ctx))
+    for name in SUBCOMMANDS:
+        assert main.get_command(ctx, name).name == name

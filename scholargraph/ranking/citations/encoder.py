@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from scholargraph.errors import NotFitted
 from scholargraph.graph.encoders import TextEncoder, register_encoder
-from scholargraph.ranking.citations.nnselect import NNSelect
+
+if TYPE_CHECKING:  # NNSelect brings torch (a second of import): loaded when a saved encoder is, not before
+    from scholargraph.ranking.citations.nnselect import NNSelect
 
 SELECTOR_DIR = "nnselect"
 
@@ -64,6 +67,8 @@ class CiteomaticEncoder(TextEncoder):
         return {"selector": SELECTOR_DIR}
 
     def _load_state(self, path: Path, state: dict) -> None:
+        from scholargraph.ranking.citations.nnselect import NNSelect
+
         self.selector_ = NNSelect.load(path / state.get("selector", SELECTOR_DIR))
         if self.selector_.params.dim != self.dim:
             raise NotFitted(f"{path}: the NNSelect model has dimension {self.selector_.params.dim}, not {self.dim}")

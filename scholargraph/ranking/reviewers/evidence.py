@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -314,9 +315,11 @@ class EvidenceIndex:
         return path
 
     @classmethod
-    def load(cls, directory, *, encoder=None, topic_model=None) -> EvidenceIndex:
+    def load(cls, directory, *, encoder=None, topic_model=None,
+             load_topic_model: Callable[[], Any] | None = None) -> EvidenceIndex:
         """The index `save` wrote, with the encoder and topic model it was built with; ValueError when the
-        files are missing or broken."""
+        files are missing or broken. `load_topic_model` instead of `topic_model`: called the first time the
+        topic model is needed (a submission given as text), so that in-graph queries never load gensim."""
         path = Path(directory)
         snapshot = GraphSnapshot.load(path / "snapshot")
         try:
@@ -327,8 +330,22 @@ class EvidenceIndex:
         lexical = (sp.csr_matrix((a["lex_data"], a["lex_indices"], a["lex_indptr"]),
                                  shape=tuple(int(x) for x in a["lex_shape"])) if "lex_data" in a else None)
         background, seed = (int(x) for x in a["background"])
-        return cls(snapshot, a["text"], a["topics"], a["cvec"], encoder=encoder, topic_model=topic_model,
-                   background=background, seed=seed, lexical=lexical, normalized=True)
+        index = cls(snapshot, a["text"], a["topics"], a["cvec"], encoder=encoder, topic_model=topic_model,
+                    background=background, seed=seed, lexical=lexical, normalized=True)
+        if topic_model is None:
+            index._load_topic_model = load_topic_model
+        return index
+
+    @property
+    def topic_model(self):
+        """The topic model that turns submission texts into topic mixtures (None: the index has none)."""
+        if self._load_topic_model is not None:
+            self._topic_model, self._load_topic_model = self._load_topic_model(), None
+        return self._topic_model
+
+    @topic_model.setter
+    def topic_model(self, model) -> None:
+        self._topic_model, self._load_topic_model = model, None
 
     def id_resolver(self):
         """The snapshot's IdResolver (built once): user ids to node ids."""

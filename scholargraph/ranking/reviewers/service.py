@@ -79,11 +79,18 @@ def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | N
     `models_dir/cache/evidence/` (`cache=False` skips it): an interactive call on an unchanged graph loads it
     instead of pulling the graph again. The key is the graph's watermark (graph.snapshot_cache), the models'
     directories and the encoder's key (docs/reviewers.md)."""
-    topic_model, encoder = load_graph_models(models_dir, models)
-    key = encoder.key if encoder is not None and getattr(encoder, "fitted_", False) else None
     graph_models = current_model_paths(models_dir)
+    paths = dict(graph_models if models is None else models)
+    _, encoder = load_graph_models(paths={k: v for k, v in paths.items() if k == "encoder"})
+    key = encoder.key if encoder is not None and getattr(encoder, "fitted_", False) else None
+
+    def load_topic_model(where: dict[str, str] | None = None):
+        # Only submissions given as text need it (and gensim, a second of import): a cached index of an
+        # unchanged graph loads it on first use, not for in-graph papers.
+        return load_graph_models(paths={k: v for k, v in (where or paths).items() if k == "topics"})[0]
 
     def build() -> EvidenceIndex:
+        topic_model = load_topic_model()
         # What `features` stored is read, not recomputed, when its last run saw the graph as it is now: the
         # citation vectors, and the topic mixtures when they come from this topic model.
         current = features_up_to_date(store, models_dir, ("topics", "vectors"))
@@ -101,11 +108,25 @@ def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | N
 
     if not cache or read_snapshot is not None or store is None:
         return build()
+
+    def save(index: EvidenceIndex, path: Path) -> None:
+        index.save(path)
+        # Models the index fitted itself (the graph has none saved) go in the entry: submissions given as
+        # text need the very models its vectors came from.
+        if "topics" not in paths and index.topic_model is not None:
+            index.topic_model.save(path / "topics")
+        if encoder is None and index.encoder is not None:
+            index.encoder.save(path / "encoder")
+
+    def load(path: Path) -> EvidenceIndex:
+        own = {kind: str(path / kind) for kind in ("topics", "encoder") if (path / kind).is_dir()}
+        own_encoder = load_graph_models(paths={"encoder": own["encoder"]})[1] if "encoder" in own else None
+        return EvidenceIndex.load(path, encoder=encoder if encoder is not None else own_encoder,
+                                  load_topic_model=lambda: load_topic_model({**own, **paths}))
+
     state = {"graph": graph_watermark(store), "models": dict(sorted((models or graph_models).items())),
              "encoder": key}
-    return StateCache(cache_root(models_dir) / EVIDENCE_CACHE, keep=KEEP_CACHED).get(
-        state, build, lambda index, path: index.save(path),
-        lambda path: EvidenceIndex.load(path, encoder=encoder, topic_model=topic_model))
+    return StateCache(cache_root(models_dir) / EVIDENCE_CACHE, keep=KEEP_CACHED).get(state, build, save, load)
 
 
 def index_for_model(store, models_dir: Path, meta: dict, quiet: bool,

@@ -154,3 +154,18 @@ def test_a_broken_cache_entry_is_rebuilt(tmp_path):
     rebuilt = service.build_index(store, models, quiet=True)
     _same_index(built, rebuilt, atol=1e-6)
     _same_index(rebuilt, service.build_index(store, models, quiet=True))  # and cached again, read back exactly
+
+
+def test_a_cached_index_answers_submissions_given_as_text(tmp_path):
+    """Without the graph's own models the index fits its encoder and topic model: the cache keeps them beside
+    the vectors, so a text submission on the warm path is encoded by the very models the evidence came from."""
+    import numpy as np
+
+    store, models = world(), tmp_path / "models"
+    built = service.build_index(store, models, quiet=True)
+    cached = service.build_index(store, models, quiet=True)
+    assert cached._load_topic_model is not None  # not loaded until a text needs it
+    texts = ["zorblat quenfir mavotel trisk study", "grelmin tassovar pindle"]
+    for a, b in zip(built.encode_texts(texts), cached.encode_texts(texts)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+    assert cached._load_topic_model is None and cached.topic_model is not None
