@@ -43,6 +43,16 @@ def graph_watermark(store: GraphStore) -> dict:
     return {**snapshot_counts(store.stats()), "last_change": store.last_change(), "features": last.get("id")}
 
 
+def texts_digest(snapshot: GraphSnapshot) -> str:
+    """SHA-256 of the snapshot's paper texts in order (`snapshot.text(i)`): the key of what is computed from
+    the texts alone (topic mixtures, a lexical index), which no other change of the graph moves. Hashing is
+    about 50 ms per 100k papers."""
+    digest = hashlib.sha256()
+    for i in range(snapshot.n_papers):
+        digest.update(snapshot.text(i).encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()
+
+
 class StateCache:
     """Entries under `directory`, one per key (a JSON-able description of the graph state and of what was
     built from it), the newest `keep` of them kept. An entry is written under a temporary name and renamed

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from pathlib import Path
 
 import bm25s
 import numpy as np
@@ -43,6 +45,39 @@ class BM25:
     def _check_fitted(self) -> None:
         if not hasattr(self, "retriever_"):
             raise NotFitted("BM25 is not fitted: call fit() first")
+
+    # --- on disk (a cache of one snapshot's index: indexing 100k papers takes seconds) -----------------
+
+    def save(self, directory: str | Path) -> Path:
+        """The index (bm25s' own arrays, no pickles) and the vocabulary, for `load` with the same snapshot."""
+        self._check_fitted()
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        self.retriever_.save(str(d / "bm25s"), show_progress=False)
+        np.savez(d / "bm25.npz", allow_pickle=False, has_text=self.has_text_, df=self.vocabulary_.df)
+        (d / "bm25.json").write_text(json.dumps({"params": self.get_params(), "n_docs": self.vocabulary_.n_docs,
+                                                 "words": self.vocabulary_.words}), encoding="utf-8")
+        return d
+
+    @classmethod
+    def load(cls, directory: str | Path, snapshot: GraphSnapshot) -> BM25:
+        """What `save` wrote for `snapshot` (the caller keys the directory by its texts); ValueError when the
+        files are missing, broken or of another number of papers."""
+        d = Path(directory)
+        try:
+            meta = json.loads((d / "bm25.json").read_text(encoding="utf-8"))
+            with np.load(d / "bm25.npz", allow_pickle=False) as npz:
+                has_text, df = npz["has_text"], npz["df"]
+            retriever = bm25s.BM25.load(str(d / "bm25s"), show_progress=False)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ValueError(f"{d}: not a saved BM25 index ({exc})") from None
+        if len(has_text) != snapshot.n_papers:
+            raise ValueError(f"{d}: a BM25 index of {len(has_text)} papers, not {snapshot.n_papers}")
+        model = cls(**meta["params"])
+        model.snapshot_, model.has_text_, model.years_ = snapshot, has_text, np.asarray(snapshot.paper_year)
+        model.retriever_, model._vocab = retriever, retriever.vocab_dict
+        model.vocabulary_ = Vocabulary(meta["words"], df, meta["n_docs"])
+        return model
 
     def scores(self, title: str | None, abstract: str | None) -> np.ndarray:
         """BM25 score of every paper for the query text (0 where nothing matches)."""

@@ -302,12 +302,13 @@ class CitationRecommender:
 
     # --- persistence -----------------------------------------------------------------------------------
 
-    def index_snapshot(self, snapshot: GraphSnapshot) -> CitationRecommender:
+    def index_snapshot(self, snapshot: GraphSnapshot, lexical: BM25 | None = None) -> CitationRecommender:
         """Index the papers of `snapshot` (the graph as it is now): the selector's index and, when the model
-        fuses, BM25's (an index, not a model: fitted again like the selector's)."""
+        fuses, BM25's (an index, not a model: fitted again like the selector's, or `lexical`, one already
+        fitted on this snapshot)."""
         self.selector.index_snapshot(snapshot)
         if self.rrf_k is not None:
-            self.lexical = BM25().fit(snapshot)
+            self.lexical = lexical if lexical is not None else BM25().fit(snapshot)
         return self
 
     def save(self, directory: str | Path) -> Path:
@@ -330,6 +331,11 @@ class CitationRecommender:
         config = read_config(d, MODEL_NAME, VERSION, label="citation",
                              known_params=RecommenderParams.__dataclass_fields__)
         return cls.from_parts(config, d, snapshot, **config["params"])
+
+    @property
+    def fuses(self) -> bool:
+        """Whether the served ranking is fused with BM25 (then index_snapshot needs a BM25 index)."""
+        return self.rrf_k is not None
 
     @classmethod
     def from_parts(cls, parts: Mapping, base: str | Path = ".", snapshot: GraphSnapshot | None = None,

@@ -13,10 +13,11 @@ from scholargraph.graph.features import load_current_models
 from scholargraph.graph.ids import IdResolver
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
-from scholargraph.graph.snapshot_cache import cached_snapshot
+from scholargraph.graph.snapshot_cache import StateCache, cache_root, cached_snapshot, texts_digest
 from scholargraph.graph.vectors import stored_text_vectors
 from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
 from scholargraph.ranking.citations.batch import recommend_drafts
+from scholargraph.ranking.citations.bm25 import BM25
 from scholargraph.ranking.citations.recommender import CitationRecommender, Query
 from scholargraph.ranking.citations.textonly import TextOnlyRecommender
 from scholargraph.registry import ModelRegistry
@@ -38,12 +39,28 @@ def has_model(models_dir: Path) -> bool:
 
 
 def load_recommender(models_dir: Path, snapshot: GraphSnapshot) -> tuple[CitationRecommender, dict]:
-    """The trained model, indexing the papers of `snapshot` (the graph as it is now)."""
+    """The trained model, indexing the papers of `snapshot` (the graph as it is now), with the BM25 index of
+    these texts kept from an earlier call when it fuses (cached_bm25)."""
     meta = load_meta(models_dir)
-    if meta.get("path"):
-        return CitationRecommender.load(meta["path"], snapshot=snapshot), meta
-    # Trained before the model saved itself: current.json names its parts.
-    return CitationRecommender.from_parts(meta, snapshot=snapshot), meta
+    # Trained before the model saved itself, current.json names its parts.
+    rec = CitationRecommender.load(meta["path"]) if meta.get("path") else CitationRecommender.from_parts(meta)
+    return rec.index_snapshot(snapshot, cached_bm25(models_dir, snapshot) if rec.fuses else None), meta
+
+
+BM25_CACHE = "bm25"  # models_dir/cache/bm25/<digest of the texts and parameters>/
+BM25_CACHE_VERSION = 1  # of the saved layout (BM25.save)
+
+
+def cached_bm25(models_dir: Path, snapshot: GraphSnapshot, quiet: bool = True) -> BM25:
+    """BM25 fitted on `snapshot`, loaded from `models_dir/cache/bm25/` when these very texts were indexed
+    before (the key is a digest of the texts: indexing is tokenising every paper, seconds per 100k, and
+    the same for every query)."""
+    bm25 = BM25()
+    key = {"texts": texts_digest(snapshot), "papers": snapshot.n_papers, "params": bm25.get_params(),
+           "version": BM25_CACHE_VERSION}
+    return StateCache(cache_root(models_dir) / BM25_CACHE).get(
+        key, lambda: bm25.fit(snapshot, quiet=quiet), lambda model, path: model.save(path),
+        lambda path: BM25.load(path, snapshot))
 
 
 def pretrained_encoder(models_dir: Path):
@@ -74,7 +91,8 @@ def text_only_recommender(store, models_dir: Path, quiet: bool = True,
     vectors = None
     if encoder is not None and snapshot.semantic_vectors is not None and snapshot.semantic_encoder == encoder.key:
         vectors = stored_text_vectors(snapshot, encoder)[0]
-    return TextOnlyRecommender().fit(snapshot, vectors, encoder if vectors is not None else None, quiet=quiet)
+    return TextOnlyRecommender().fit(snapshot, vectors, encoder if vectors is not None else None, quiet=quiet,
+                                     bm25=cached_bm25(models_dir, snapshot, quiet))
 
 
 @dataclass

@@ -52,8 +52,9 @@ class TextOnlyRecommender:
         self.explain_terms = explain_terms
 
     def fit(self, snapshot: GraphSnapshot, vectors: np.ndarray | None = None, encoder=None,
-            quiet: bool = True) -> TextOnlyRecommender:
-        self.bm25_ = BM25().fit(snapshot, quiet=quiet)
+            quiet: bool = True, bm25: BM25 | None = None) -> TextOnlyRecommender:
+        """`bm25`: an index already fitted on `snapshot` (a cached one), instead of indexing it here."""
+        self.bm25_ = bm25 if bm25 is not None else BM25().fit(snapshot, quiet=quiet)
         self.snapshot_ = snapshot
         self.encoder_ = encoder if vectors is not None else None
         self.vectors_ = np.asarray(vectors, dtype=np.float32) if vectors is not None else None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from scholargraph.graph.features import current_model_paths
 from scholargraph.graph.ids import EXPECTED, IdResolver
 from scholargraph.graph.scoring import ScoringRun
 from scholargraph.graph.snapshot import GraphSnapshot
-from scholargraph.graph.snapshot_cache import StateCache, cache_root, cached_snapshot
+from scholargraph.graph.snapshot_cache import StateCache, cache_root, cached_snapshot, texts_digest
 from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
 from scholargraph.ranking.graph_models import load_graph_models
 from scholargraph.ranking.rising_stars.batch import score_dataset
@@ -44,15 +43,12 @@ def _graph_topics(models_dir: Path, snapshot: GraphSnapshot) -> np.ndarray:
     paths = {k: v for k, v in current_model_paths(models_dir).items() if k == "topics"}
     if not paths:
         raise UsageError("no topic model yet: run `scholargraph features --only topics` first")
-    texts = [snapshot.text(i) for i in range(snapshot.n_papers)]
-    digest = hashlib.sha256()
-    for text in texts:
-        digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
 
     def infer() -> np.ndarray:
         topic_model, _ = load_graph_models(paths=paths)
         assert topic_model is not None, "a path was given"
-        theta, empty = topic_model.transform(texts, return_empty=True)
+        theta, empty = topic_model.transform([snapshot.text(i) for i in range(snapshot.n_papers)],
+                                             return_empty=True)
         theta[empty] = 0.0
         return theta
 
@@ -62,7 +58,7 @@ def _graph_topics(models_dir: Path, snapshot: GraphSnapshot) -> np.ndarray:
         except (OSError, ValueError) as exc:
             raise ValueError(str(exc)) from None
 
-    key = {"topics": paths["topics"], "texts": digest.hexdigest(), "papers": snapshot.n_papers}
+    key = {"topics": paths["topics"], "texts": texts_digest(snapshot), "papers": snapshot.n_papers}
     return StateCache(cache_root(models_dir) / TOPICS_CACHE).get(
         key, infer, lambda theta, path: np.save(path / "theta.npy", theta, allow_pickle=False), load)
 

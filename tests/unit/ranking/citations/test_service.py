@@ -24,3 +24,31 @@ def test_current_model_loads_from_a_path_or_from_the_parts_an_older_record_names
                  "fusion": {"lexical": "bm25", "rrf_k": 10}})
     loaded, _ = load_recommender(tmp_path, train)
     assert loaded.name == "citeomatic+bm25" and [r.paper_index for r in loaded.recommend(*draft)] == expected
+
+
+def test_bm25_is_indexed_once_per_texts_and_read_back_exactly(tmp_path, world, monkeypatch):
+    import dataclasses
+
+    import numpy as np
+
+    from scholargraph.ranking.citations.bm25 import BM25
+    from scholargraph.ranking.citations.service import cached_bm25
+
+    fits = []
+    real = BM25.fit
+    monkeypatch.setattr(BM25, "fit", lambda self, *a, **kw: fits.append(1) or real(self, *a, **kw))
+    built = cached_bm25(tmp_path, world)
+    loaded = cached_bm25(tmp_path, world)
+    assert len(fits) == 1 and loaded is not built
+    for title, abstract in ((world.titles[3], world.abstracts[3]), ("an unseen word", None)):
+        np.testing.assert_array_equal(built.scores(title, abstract), loaded.scores(title, abstract))
+    assert built.recommend(world.titles[3], world.abstracts[3], k=10) == \
+        loaded.recommend(world.titles[3], world.abstracts[3], k=10)
+    assert loaded.vocabulary_.words == built.vocabulary_.words
+    np.testing.assert_array_equal(loaded.vocabulary_.idf, built.vocabulary_.idf)
+    np.testing.assert_array_equal(loaded.has_text_, built.has_text_)
+
+    abstracts = list(world.abstracts)
+    abstracts[0] = "a changed abstract"
+    cached_bm25(tmp_path, dataclasses.replace(world, abstracts=abstracts))
+    assert len(fits) == 2  # other texts: indexed again
