@@ -199,7 +199,7 @@ def format_expertise_table(results: Mapping[str, ExpertiseResult], judgments: Ex
                            title: str = "expertise (weighted Kendall loss, lower is better; 0.5 = random)") -> str:
     lines = [title, text_table(["ranker", "loss", "95% bootstrap interval"],
                                [[name, f"{r.loss:.3f}", f"[{r.low:.3f}, {r.high:.3f}]"] for name, r in results.items()],
-                               widths=[34, 7, 24], sep=" ", rule="full")]
+                               widths=[max([34, *map(len, results)]), 7, 24], sep=" ", rule="full")]
     lines.append(f"  reviewers={len(judgments.ratings)}, ratings={judgments.n_ratings()}, "
                  f"skipped reviewers={judgments.skipped.get('reviewers', 0)}, "
                  f"skipped ratings={judgments.skipped.get('ratings', 0)}")
