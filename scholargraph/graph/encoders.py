@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from scholargraph.errors import NotFitted
+from scholargraph.graph.onnx_runtime import file_sha256
 from scholargraph.graph.records import paper_text
 from scholargraph.registry import peek_config, read_config, write_config
 
@@ -176,7 +177,7 @@ class TextEncoder:
         h = hashlib.sha256()
         for file in sorted(p for p in Path(path).rglob("*") if p.is_file()):
             h.update(str(file.relative_to(path)).encode())
-            h.update(_file_digest(file).encode())
+            h.update(file_sha256(file).encode())
         return h.hexdigest()
 
     def _check_fitted(self) -> None:
@@ -410,7 +411,7 @@ def _minilm(quantize: bool) -> tuple:
         raise EncoderUnavailable(f"the minilm encoder needs torch and transformers ({exc})") from None
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
-    digest = _file_digest(model_dir / "model.safetensors")
+    digest = file_sha256(model_dir / "model.safetensors")
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
     model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
     if quantize:
@@ -421,14 +422,6 @@ def _minilm(quantize: bool) -> tuple:
             model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
     _MINILM_CACHE[key] = (torch, tokenizer, model, digest)
     return _MINILM_CACHE[key]
-
-
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 @register_encoder
@@ -601,7 +594,7 @@ def _weights_digest(model_dir: Path) -> str:
     """SHA-256 of the installed weights, once per process (hashing 90 MB takes a fraction of a second)."""
     key = str(model_dir)
     if key not in _WEIGHTS_DIGESTS:
-        _WEIGHTS_DIGESTS[key] = _file_digest(model_dir / "model.safetensors")
+        _WEIGHTS_DIGESTS[key] = file_sha256(model_dir / "model.safetensors")
     return _WEIGHTS_DIGESTS[key]
 
 
