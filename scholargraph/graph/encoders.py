@@ -218,8 +218,16 @@ def load_encoder(directory: str | os.PathLike) -> TextEncoder:
     path = Path(directory)
     config = peek_config(path, label="encoder", filename=CONFIG_FILE)
     name = config.get(NAME_KEY)
+    module = config.get("module")
+    if name not in ENCODERS and isinstance(module, str) and module.startswith("scholargraph."):
+        # One of this package's plug-in encoders (citations' Citeomatic), registered by its module: a command
+        # that never imported it (each CLI command loads only its own modules) still reads the graph's encoder.
+        # Only modules of this package: a config file never names code to run from elsewhere.
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
     if name not in ENCODERS:
-        module = config.get("module")
         plugin = f" (its module {module} registers it when imported)" if module else ""
         raise NotFitted(f"{path}: unknown encoder {name!r}{plugin}; known: {', '.join(sorted(ENCODERS))}")
     return ENCODERS[name].load(path)

@@ -57,20 +57,25 @@ def test_save_and_load_by_name_give_identical_vectors(tmp_path, world, selector)
     np.testing.assert_array_equal(text_vectors(world, again), text_vectors(world, encoder))
 
 
-def test_the_graph_layer_loads_it_only_once_the_ranking_plug_in_is_imported(tmp_path, world, selector):
-    """`graph` never imports `ranking`: in a fresh process the name is unknown (NotFitted naming the module
-    that registers it) until whoever loads it imports the plug-in, as the CLI and the jobs do."""
+def test_the_graph_layer_loads_it_by_importing_the_module_its_config_names(tmp_path, world, selector):
+    """`graph` never imports `ranking` itself: in a fresh process the name is unknown until the saved config's
+    module (one of this package's) is imported, which load_encoder does, so that a command that never imported
+    the citation models (`features`) still reads the graph's encoder. A module outside the package is never
+    imported from a config file: that one is refused, naming the module."""
     path = CiteomaticEncoder.from_selector(selector).save(tmp_path / "enc")
-    code = ("import sys; from scholargraph.errors import NotFitted; "
-            "from scholargraph.graph.encoders import load_encoder, ENCODERS; "
+    code = ("import sys; from scholargraph.graph.encoders import load_encoder, ENCODERS; "
             "assert 'citeomatic' not in ENCODERS\n"
-            "try:\n    load_encoder(sys.argv[1])\nexcept NotFitted as exc:\n    print(exc)\n"
-            "import scholargraph.ranking.citations.encoder\n"
             "e = load_encoder(sys.argv[1]); print(type(e).__name__, e.dim)")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
-    refused, loaded = out.stdout.splitlines()
-    assert "unknown encoder 'citeomatic'" in refused and "scholargraph.ranking.citations.encoder" in refused
-    assert loaded.split() == ["CiteomaticEncoder", "16"]
+    assert out.stdout.split() == ["CiteomaticEncoder", "16"]
+
+    config = path / "config.json"
+    saved = json.loads(config.read_text())
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "config.json").write_text(json.dumps({**saved, "encoder": "elsewhere", "module": "os"}))
+    with pytest.raises(NotFitted, match="unknown encoder 'elsewhere' \\(its module os registers it"):
+        load_encoder(foreign)
     assert "citeomatic" in ENCODERS  # registered here by the import at the top
 
 
