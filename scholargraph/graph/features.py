@@ -110,6 +110,12 @@ class FeatureEngine(Protocol):
         """(write counts, {"papers": n, "authors": n, "venues": n}) of the requested network steps."""
         ...
 
+    def encode_papers(self, snapshot: GraphSnapshot, encoder, mask: np.ndarray | None = None, quiet: bool = True,
+                      sink: VectorSink | None = None, chunk: int = ENCODE_CHUNK) -> np.ndarray | None:
+        """`encode_papers` (below) on the engine: with `sink`, the engine encodes and writes the vectors
+        itself (the same chunks, the same stamps) and returns None; without, the in-process array."""
+        ...
+
 
 NETWORK_STEPS = ("networks", "pagerank")
 
@@ -222,12 +228,14 @@ def network_features(snapshot: GraphSnapshot, options: FeatureOptions | None = N
 
 def compute_features(snapshot: GraphSnapshot, options: FeatureOptions, *, topic_model=None, encoder=None,
                      log: Callable[[str], None] = lambda _: None, encode: np.ndarray | None = None,
-                     quiet: bool = True, vector_sink: VectorSink | None = None) -> Features:
+                     quiet: bool = True, vector_sink: VectorSink | None = None,
+                     engine: FeatureEngine | None = None) -> Features:
     """All requested features of `snapshot` in memory. A fitted topic model / encoder is reused when given
     (incremental runs, queries); otherwise one is trained on the snapshot's texts (`auto`: the encoder is
     chosen by them). `encode` (a boolean mask) limits text encoding to those papers; the other rows of
     `semantic` stay zero (the store already holds their vectors). With `vector_sink`, text vectors go to it
-    chunk by chunk as they are encoded (`encode_papers`) and `semantic` stays None."""
+    chunk by chunk as they are encoded (`encode_papers`; `engine.encode_papers` when an engine is given, which
+    then writes them itself) and `semantic` stays None."""
     f = Features()
     only = set(options.only)
     timed = _timer(f, log)
@@ -249,8 +257,9 @@ def compute_features(snapshot: GraphSnapshot, options: FeatureOptions, *, topic_
         if encode is None:  # every paper with text (a paper without one has a zero row: no evidence)
             encode = np.array([not is_empty(snapshot.text(i)) for i in range(snapshot.n_papers)], dtype=bool)
         f.encoded = np.asarray(encode, dtype=bool)
-        f.semantic = timed("text vectors", lambda: encode_papers(snapshot, f.encoder, f.encoded, quiet=quiet,
-                                                                 sink=vector_sink, chunk=options.commit_every))
+        encode_with = encode_papers if engine is None else engine.encode_papers
+        f.semantic = timed("text vectors", lambda: encode_with(snapshot, f.encoder, f.encoded, quiet=quiet,
+                                                               sink=vector_sink, chunk=options.commit_every))
         f.encode_seconds = f.timings["text vectors"]
         f.citation = timed("citation vectors", lambda: citation_vectors(snapshot, dim=options.citation_dim,
                                                                         seed=options.seed))
@@ -550,7 +559,7 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
             key = encoder.key
             sink = lambda idx, vectors: write_text_vector_rows(store, snapshot, key, idx, vectors)  # noqa: E731
         f = compute_features(snapshot, local, topic_model=topic_model, encoder=encoder, log=log, encode=encode,
-                             quiet=quiet, vector_sink=sink)
+                             quiet=quiet, vector_sink=sink, engine=engine)
         f.encoder_choice = f.encoder_choice or choice
         saved = save_models(models_dir, f, started_at, reused) if options.as_of is None else {}
         counts = {**engine_counts, **write_features(store, snapshot, f, local, version, log=log)}

@@ -1,5 +1,6 @@
-"""`features --engine spark`: the networks, citation counts and PageRank computed by Spark over a Parquet
-snapshot and written back through the connector; topics and vectors stay in process, over the same snapshot.
+"""`features --engine spark`: the networks, citation counts, PageRank and text vectors computed by Spark over a
+Parquet snapshot and written back through the connector; topics and citation vectors stay in process, over the
+same snapshot.
 
 run_features (graph/features.py) keeps everything else: the skip when nothing changed, the ScoringRun, the
 models on disk. This engine is what it calls for the "networks" and "pagerank" steps (FeatureEngine).
@@ -15,14 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from scholargraph.config import Settings
 from scholargraph.graph import parquet
-from scholargraph.graph.features import FeatureOptions
+from scholargraph.graph.features import ENCODE_CHUNK, FeatureOptions, encode_papers
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.store import GraphStore
 from scholargraph.spark import graph as sg
 from scholargraph.spark import neo4j_io
 from scholargraph.spark.session import neo4j_options, spark_session
+from scholargraph.spark.vectors import encode_to_neo4j
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -46,6 +50,7 @@ class SparkFeatureEngine:
     timings: dict[str, float] = field(default_factory=dict)
     pagerank_iterations: dict[str, int] = field(default_factory=dict)
     network_rows: dict[str, int] = field(default_factory=dict)
+    encode_stats: dict[str, float] = field(default_factory=dict)  # of the last text-vectors step (spark/vectors.py)
     _exported: dict[int | None, Path] = field(default_factory=dict)  # as_of -> this run's export
     _manifests: dict[int | None, dict] = field(default_factory=dict)
 
@@ -165,6 +170,21 @@ class SparkFeatureEngine:
         for frame in (acn, accn, vccn, cites, g.papers, g.authorships, g.citations):
             frame.unpersist()
         return counts, sizes
+
+
+    def encode_papers(self, snapshot: GraphSnapshot, encoder, mask: np.ndarray | None = None, quiet: bool = True,
+                      sink: Any = None, chunk: int = ENCODE_CHUNK) -> np.ndarray | None:
+        """Text vectors on Spark (spark/vectors.py), written through the connector as each partition finishes;
+        `snapshot` is this run's export read in process (the same paper order). Without `sink` the caller
+        wants the array (an as-of run): encoded in process."""
+        if sink is None:
+            return encode_papers(snapshot, encoder, mask, quiet=quiet, chunk=chunk)
+        idx = np.arange(snapshot.n_papers) if mask is None else np.flatnonzero(mask)
+        stats = encode_to_neo4j(self.spark, self.snapshot_path(None) / "papers", encoder,
+                                [snapshot.paper_ids[int(i)] for i in idx], self.connector_options,
+                                self.work_dir.parent / "encoders", chunk)
+        self.encode_stats = stats
+        return None
 
 
 @contextmanager

@@ -38,19 +38,31 @@ def _write_query(df: DataFrame, options: dict[str, str], query: str) -> None:
      .option("query", query).option("batch.size", str(WRITE_BATCH)).save())
 
 
-def write_node_properties(df: DataFrame, options: dict[str, str], label: str, key: str = "id") -> int:
-    """Set the properties in `df`'s other columns (snake_case names, stored camelCase) on the `label` nodes whose
-    id is in column `key`; rows whose node does not exist are skipped. A null value removes the property.
-    Returns the number of rows written."""
+def _set_properties_query(df: DataFrame, label: str, key: str) -> str:
     check_name(label, NODE_LABELS)
     columns = [c for c in df.columns if c != key]
     for column in columns:
         if not column.replace("_", "").isalnum():
             raise ValueError(f"not a property name: {column!r}")
     sets = ", ".join(f"n.{to_camel(c)} = event.{c}" for c in columns)
+    return f"MATCH (n:{label} {{id: event.{key}}}) SET {sets}"
+
+
+def write_node_properties(df: DataFrame, options: dict[str, str], label: str, key: str = "id") -> int:
+    """Set the properties in `df`'s other columns (snake_case names, stored camelCase) on the `label` nodes whose
+    id is in column `key`; rows whose node does not exist are skipped. A null value removes the property.
+    Returns the number of rows written."""
+    query = _set_properties_query(df, label, key)
     rows = df.count()
-    _write_query(df.repartition(key), options, f"MATCH (n:{label} {{id: event.{key}}}) SET {sets}")
+    _write_query(df.repartition(key), options, query)
     return rows
+
+
+def stream_node_properties(df: DataFrame, options: dict[str, str], label: str, key: str = "id") -> None:
+    """`write_node_properties` without the count and the shuffle: each partition writes its rows in the task
+    that computes them, so an interrupted job keeps the partitions that finished (each node must be in one row:
+    partitions never lock the same node)."""
+    _write_query(df, options, _set_properties_query(df, label, key))
 
 
 def write_edges(df: DataFrame, options: dict[str, str], rel_type: str, label: str, version: str) -> int:
