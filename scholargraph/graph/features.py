@@ -349,15 +349,19 @@ def write_text_vector_rows(store: GraphStore, snapshot: GraphSnapshot, key: str,
     transaction with its stamps, so a crash leaves whole vectors with their stamps or none."""
     batch = 2_000  # float lists are built one batch at a time: 1M x 384 of them would not fit in memory
     for start in range(0, len(idx), batch):
-        ids, rows, keys, digests = [], [], [], []
-        for i, row in zip(idx[start:start + batch].tolist(), vectors[start:start + batch]):
-            text = snapshot.text(i)
-            ids.append(snapshot.paper_ids[i])
-            rows.append(row.tolist() if row.any() else None)  # no evidence: no vector, not a zero vector
-            keys.append(None if is_empty(text) else key)
-            digests.append(None if is_empty(text) else text_digest(text))
-        store.write_node_properties("Paper", ids, {"semantic_vector": rows, "semantic_encoder": keys,
-                                                   "semantic_text_hash": digests}, batch_size=batch)
+        part = idx[start:start + batch].tolist()
+        store.write_node_properties("Paper", [snapshot.paper_ids[i] for i in part],
+                                    text_vector_properties(key, [snapshot.text(i) for i in part],
+                                                           vectors[start:start + batch]), batch_size=batch)
+
+
+def text_vector_properties(key: str, texts: list[str], vectors: np.ndarray) -> dict[str, Any]:
+    """The stored properties of papers with these texts and vectors (row for row): the vector as a float list
+    (None without evidence: no vector, not a zero vector), the encoder's key and the hash of the text it read
+    (None for an empty text). The in-process write and the Spark engine's (spark/vectors.py) both store these."""
+    return {"semantic_vector": [row.tolist() if row.any() else None for row in vectors],
+            "semantic_encoder": [None if is_empty(t) else key for t in texts],
+            "semantic_text_hash": [None if is_empty(t) else text_digest(t) for t in texts]}
 
 
 def _write_vectors(store: GraphStore, ids: list[str], name: str, vectors: np.ndarray) -> int:

@@ -69,13 +69,13 @@ class StateCache:
 
     def get(self, key: dict, build: Callable[[], T], save: Callable[[T, Path], object],
             load: Callable[[Path], T]) -> T:
-        """`load(entry)` when the entry of `key` is complete and loads (ValueError: broken, rebuilt), else
-        `build()`, saved with `save(value, dir)` for the next call."""
+        """`load(entry)` when the entry of `key` is complete and loads (ValueError or OSError: broken, rebuilt),
+        else `build()`, saved with `save(value, dir)` for the next call."""
         path = self.entry(key)
         if (path / COMPLETE).is_file():
             try:
                 return load(path)
-            except ValueError:
+            except (ValueError, OSError):
                 pass
         value = build()
         self._store(value, path, save)

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from scholargraph.graph.encoders import TextEncoder, is_empty, text_digest
+from scholargraph.graph.encoders import TextEncoder
+from scholargraph.graph.features import text_vector_properties
 from scholargraph.graph.records import paper_text
 
 if TYPE_CHECKING:
@@ -57,12 +58,7 @@ def chunk_rows(encoder: TextEncoder, chunk: pd.DataFrame) -> pd.DataFrame:
     abstracts = [a if isinstance(a, str) else None for a in chunk["abstract"]]
     vectors = np.asarray(encoder.encode_fields(titles, abstracts), dtype=np.float32)
     texts = [paper_text(t, a) for t, a in zip(titles, abstracts)]
-    return pd.DataFrame({
-        "id": chunk["id"].tolist(),
-        "semantic_vector": [row.tolist() if row.any() else None for row in vectors],
-        "semantic_encoder": [None if is_empty(t) else encoder.key for t in texts],
-        "semantic_text_hash": [None if is_empty(t) else text_digest(t) for t in texts],
-    })
+    return pd.DataFrame({"id": chunk["id"].tolist(), **text_vector_properties(encoder.key, texts, vectors)})
 
 
 def encode_partition(directory: str) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:

@@ -307,7 +307,7 @@ class CitationRecommender:
         fuses, BM25's (an index, not a model: fitted again like the selector's, or `lexical`, one already
         fitted on this snapshot)."""
         self.selector.index_snapshot(snapshot)
-        if self.rrf_k is not None:
+        if self.fuses:
             self.lexical = lexical if lexical is not None else BM25().fit(snapshot)
         return self
 

@@ -52,15 +52,10 @@ def _graph_topics(models_dir: Path, snapshot: GraphSnapshot) -> np.ndarray:
         theta[empty] = 0.0
         return theta
 
-    def load(path: Path) -> np.ndarray:
-        try:
-            return np.load(path / "theta.npy", allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ValueError(str(exc)) from None
-
     key = {"topics": paths["topics"], "texts": texts_digest(snapshot), "papers": snapshot.n_papers}
     return StateCache(cache_root(models_dir) / TOPICS_CACHE).get(
-        key, infer, lambda theta, path: np.save(path / "theta.npy", theta, allow_pickle=False), load)
+        key, infer, lambda theta, path: np.save(path / "theta.npy", theta, allow_pickle=False),
+        lambda path: np.load(path / "theta.npy", allow_pickle=False))
 
 
 def _feature_options(meta: dict) -> dict:
