@@ -12,6 +12,7 @@ from scholargraph.graph import query_library
 from scholargraph.graph.encoders import AUTO_ENCODER
 from scholargraph.graph.features import STEPS, FeatureOptions, run_features
 from scholargraph.graph.ids import EXPECTED, IdResolver, output_id
+from scholargraph.graph.parquet import EXPORT_WORKERS
 from scholargraph.server.connect import open_store
 from scholargraph.spark.features import chosen_engine
 from scholargraph.tables import Rows
@@ -193,9 +194,11 @@ def export_group() -> None:
               help="Start a new part file of a table after this many rows.")
 @click.option("--overwrite", is_flag=True,
               help="Replace an earlier export in DIR (a non-empty DIR is refused otherwise).")
+@click.option("--workers", type=click.IntRange(min=1), default=EXPORT_WORKERS, show_default=True,
+              help="Read this many id ranges at once, each in its own Bolt sessions (1: one stream).")
 @click.pass_obj
 def export_parquet_cmd(obj, out_dir: Path, as_of: int | None, no_text: bool, rows_per_file: int,
-                       overwrite: bool) -> None:
+                       overwrite: bool, workers: int) -> None:
     """Write a Parquet snapshot of the graph to DIR: papers, authors, venues, authorships and citations
     tables plus DIR/_manifest.json (docs/features.md, "Parquet snapshots")."""
     from scholargraph.graph.parquet import MANIFEST, check_target, export_parquet
@@ -203,7 +206,7 @@ def export_parquet_cmd(obj, out_dir: Path, as_of: int | None, no_text: bool, row
     check_target(out_dir, overwrite)  # before connecting: a refused DIR costs no pull
     with open_store(obj.settings, quiet=obj.quiet) as store:
         manifest = export_parquet(store, out_dir, as_of=as_of, with_text=not no_text, rows_per_file=rows_per_file,
-                                  quiet=obj.quiet, overwrite=overwrite)
+                                  quiet=obj.quiet, overwrite=overwrite, workers=workers)
     for table, n in manifest["counts"].items():
         parts = len(manifest["tables"][table])
         click.echo(f"{table:<12}{n:>12,} rows  {parts} file{'s' if parts != 1 else ''}")

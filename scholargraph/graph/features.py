@@ -92,8 +92,9 @@ class Features:
 
 
 class FeatureEngine(Protocol):
-    """Computes the "networks" and "pagerank" steps elsewhere (scholargraph.spark.features: on Spark, over a
-    Parquet snapshot) and writes them back itself; the other steps run here, on `read_snapshot`'s graph."""
+    """Computes the "networks", "pagerank" and (current) "topics" steps elsewhere (scholargraph.spark.features:
+    on Spark, over a Parquet snapshot) and writes them back itself, and encodes the text vectors there; the
+    other steps run here, on `read_snapshot`'s graph."""
 
     name: str
 
@@ -114,6 +115,12 @@ class FeatureEngine(Protocol):
                       sink: VectorSink | None = None, chunk: int = ENCODE_CHUNK) -> np.ndarray | None:
         """`encode_papers` (below) on the engine: with `sink`, the engine encodes and writes the vectors
         itself (the same chunks, the same stamps) and returns None; without, the in-process array."""
+        ...
+
+    def topic_features(self, options: FeatureOptions, topic_model: topics.TopicModel | None, version: str,
+                       log: Callable[[str], None]) -> tuple[topics.TopicModel, dict[str, int]]:
+        """The topics step of the current graph on the engine, written back as `write_features` writes it:
+        `topic_model` reused when given, else one trained there; returns the model and the write counts."""
         ...
 
 
@@ -313,10 +320,8 @@ def write_features(store: GraphStore, snapshot: GraphSnapshot, f: Features, opti
                                                         "topic_authority" + sfx: f.topic_authority})
         if options.as_of is None:
             assert f.topic_model is not None and f.paper_topics_empty is not None, "the topics step fills them"
-            words = f.topic_model.top_words(10)
-            store.upsert_topics([{"id": f"topic:{k}", "words": [w for w, _ in ws], "weights": [p for _, p in ws],
-                                  "modelVersion": version} for k, ws in enumerate(words)])
-            topic_ids = [f"topic:{k}" for k in range(len(words))]
+            store.upsert_topics(topic_nodes(f.topic_model, version))
+            topic_ids = [f"topic:{k}" for k in range(f.topic_model.num_topics)]
             counts["Paper.topicVector"] = store.write_node_properties(
                 "Paper", papers, {"topic_vector": [row.tolist() for row in f.paper_topics.astype(np.float32)]})
             edges = topics.paper_topic_edges(f.paper_topics, options.topic_threshold, ~f.paper_topics_empty)
@@ -332,6 +337,12 @@ def write_features(store: GraphStore, snapshot: GraphSnapshot, f: Features, opti
         store.apply_vector_indexes()
     log(f"write-back: {time.perf_counter() - t0:.1f}s")
     return counts
+
+
+def topic_nodes(model: topics.TopicModel, version: str) -> list[dict]:
+    """The Topic nodes of a topic model (id topic:k, its ten top words and their weights)."""
+    return [{"id": f"topic:{k}", "words": [w for w, _ in ws], "weights": [p for _, p in ws], "modelVersion": version}
+            for k, ws in enumerate(model.top_words(10))]
 
 
 def _write_text_vectors(store: GraphStore, snapshot: GraphSnapshot, f: Features) -> int:
@@ -483,7 +494,8 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
     (reusing the saved topic model and encoder unless `retrain`), write back and record a ScoringRun.
     `read_snapshot` gives the graph (with texts) when the caller shares one snapshot between several steps
     (a scoring-jobs run); it is called only when there is something to compute. `engine` computes and writes
-    the networks and PageRank steps (Spark); the other steps then read the engine's snapshot."""
+    the networks, PageRank and topics steps and the text vectors (Spark); the other steps then read the
+    engine's snapshot."""
     if engine is not None and options.backend == "gds":
         raise UsageError("--engine spark computes PageRank itself: it does not combine with --backend gds")
     if options.backend not in ("networkx", "gds"):
@@ -533,9 +545,19 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
                               "heartbeat_at": started_at, "steps": json.dumps(covered),
                               **(run_props or {})})
     try:
-        elsewhere = set(NETWORK_STEPS) & set(options.only) if engine is not None else set()
-        engine_counts, sizes = ({}, {}) if not elsewhere or engine is None else engine.network_features(
-            replace(options, only=tuple(s for s in options.only if s in elsewhere)), version, log)
+        # The engine's steps: the networks and PageRank, and the current graph's topics (as of T they stay in
+        # memory for the caller, so they are computed here).
+        engine_steps = NETWORK_STEPS + (("topics",) if options.as_of is None else ())
+        elsewhere = set(engine_steps) & set(options.only) if engine is not None else set()
+        networks_elsewhere = elsewhere & set(NETWORK_STEPS)
+        engine_counts, sizes = ({}, {}) if not networks_elsewhere or engine is None else engine.network_features(
+            replace(options, only=tuple(s for s in options.only if s in networks_elsewhere)), version, log)
+        topic_model, encoder = (None, None) if retrain else load_current_models(models_dir)
+        reused = {"topics": topic_model, "encoder": encoder}
+        if "topics" in elsewhere:
+            assert engine is not None, "elsewhere is the engine's"
+            topic_model, topic_counts = engine.topic_features(options, topic_model, version, log)
+            engine_counts.update(topic_counts)
         needs_text = bool(set(options.only) & {"topics", "vectors"})
         if not set(options.only) - elsewhere:
             snapshot = GraphSnapshot.build([])  # every step ran on the engine: nothing to read here
@@ -546,8 +568,6 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
                         GraphSnapshot.from_store(store, with_text=needs_text, quiet=quiet))
             if options.as_of is not None:
                 snapshot = snapshot.as_of(options.as_of)
-        topic_model, encoder = (None, None) if retrain else load_current_models(models_dir)
-        reused = {"topics": topic_model, "encoder": encoder}
         if switch:
             encoder = None
         on_server = options.backend == "gds" and "pagerank" in options.only
@@ -565,6 +585,8 @@ def run_features(store: GraphStore, models_dir: Path, options: FeatureOptions, *
         f = compute_features(snapshot, local, topic_model=topic_model, encoder=encoder, log=log, encode=encode,
                              quiet=quiet, vector_sink=sink, engine=engine)
         f.encoder_choice = f.encoder_choice or choice
+        if "topics" in elsewhere:
+            f.topic_model = topic_model  # trained (or reused) on the engine: saved as an in-process one is
         saved = save_models(models_dir, f, started_at, reused) if options.as_of is None else {}
         counts = {**engine_counts, **write_features(store, snapshot, f, local, version, log=log)}
         if on_server:

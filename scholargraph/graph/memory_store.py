@@ -201,11 +201,12 @@ class InMemoryStore:
                 "relationships": {t: len(self._edges[t]) for t in STATS_RELATIONSHIPS},
                 "stubs": {"Paper": sum(1 for p in self._nodes["Paper"].values() if p.get("stub") is True)}}
 
-    def pages(self, query_name: str, /, page_size: int = 20_000, **params) -> Iterator[list]:
+    def pages(self, query_name: str, /, page_size: int = 20_000, start: str = "", until: str | None = None,
+              **params) -> Iterator[list]:
         check_name(query_name, PAGED_READS)
         with self._mutex:
             nodes = self._nodes["Author" if query_name == "store/snapshot_authorships" else "Paper"]
-            ids = sorted(nodes)
+            ids = [i for i in sorted(nodes) if i > start and (until is None or i <= until)]
             ends: dict[str, list] = {}  # the relationship a row collects, by its start node
             if query_name == "store/snapshot_authorships":
                 for (author, paper), props in self._edges["AUTHORED"].items():
@@ -218,6 +219,13 @@ class InMemoryStore:
                       if (row := self._page_row(query_name, key, nodes[key], ends, params)) is not None]
                      for start in range(0, len(ids), page_size)]
         yield from pages
+
+    @_locked
+    def id_boundaries(self, label: str, parts: int) -> list[str]:
+        check_name(label, ("Paper", "Author"))
+        ids = sorted(self._nodes[label])
+        step = -(-len(ids) // max(1, parts))
+        return [ids[k] for k in range(step - 1, len(ids) - 1, step)] if parts > 1 and len(ids) > 1 else []
 
     @staticmethod
     def _page_row(query_name: str, key: str, node: dict, ends: dict[str, list], params: dict) -> list | None:

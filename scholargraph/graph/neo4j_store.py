@@ -20,6 +20,7 @@ from scholargraph.graph.records import PaperBundle, fold_id
 from scholargraph.graph.store import (
     DERIVED_EDGE_TYPES,
     EDGE_TYPES,
+    ID_CEILING,
     ID_KINDS,
     NODE_LABELS,
     SCORE_EDGE_TYPES,
@@ -135,27 +136,41 @@ class Neo4jStore:
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
             raise StoreUnavailable(f"cannot reach Neo4j at {self.uri}: {_describe(exc)}") from None
 
-    def pages(self, query_name: str, /, page_size: int = 20_000, **params) -> Iterator[list]:
-        """Rows of a keyset-paged read (`$after`, `$limit` in; one record `rows`, `last` out), page by
-        page: each page is one query and one Bolt record, so moving 10M rows costs a few hundred
-        round trips instead of millions of per-record decodes."""
+    def pages(self, query_name: str, /, page_size: int = 20_000, start: str = "", until: str | None = None,
+              **params) -> Iterator[list]:
+        """Rows of a keyset-paged read (`$after`, `$until`, `$limit` in; one record `rows`, `last` out), page
+        by page: each page is one query and one Bolt record, so moving 10M rows costs a few hundred
+        round trips instead of millions of per-record decodes. Both bounds are index range seeks."""
         query = cypher.load(query_name)
+        ceiling = ID_CEILING if until is None else until
 
         def work(tx, after: str) -> tuple[list, str | None]:
-            record = tx.run(query, after=after, limit=page_size, **params).single()
+            record = tx.run(query, after=after, until=ceiling, limit=page_size, **params).single()
             return record["rows"], record["last"]  # plain lists: no Record.data() walk over them
 
         def call(after: str):
             with self._session(default_access_mode=neo4j.READ_ACCESS) as session:
                 return session.execute_read(work, after)
 
-        after = ""
+        after = start
         while True:
             rows, last = self._guard(call, after)
             if last is None:
                 return
             yield rows
             after = last
+
+    def id_boundaries(self, label: str, parts: int) -> list[str]:
+        check_name(label, ("Paper", "Author"))
+        name = f"store/id_at_rank_{label.lower()}"
+        n = self.run_read(f"store/count_{label.lower()}")[0]["n"]
+        step = -(-n // max(1, parts))
+        out: list[str] = []
+        for skip in range(step - 1, n - 1, step) if parts > 1 and n > 1 else ():
+            rows = self.run_read(name, skip=skip)
+            if rows and (not out or rows[0]["id"] > out[-1]):
+                out.append(rows[0]["id"])
+        return out
 
     # --- schema and housekeeping -------------------------------------------------------------
 

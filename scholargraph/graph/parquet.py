@@ -6,11 +6,13 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 # pyarrow ships no type information; unused-ignore keeps this quiet once setup.cfg's mypy list names it.
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
@@ -35,6 +37,12 @@ SCHEMAS: dict[str, pa.Schema] = {
     "citations": pa.schema([("citing_id", pa.string()), ("cited_id", pa.string())]),
 }
 
+_T = TypeVar("_T")
+# Id ranges the CLI's and the Spark engine's exports read at once (bench/export.py, ACM-CR's 109k papers on 2
+# cores with the server beside: 0.34x the serial time from a cold page cache; warm, the one client process's
+# decoding bounds both, 0.83-0.95x): on a larger server the ranges keep its cores and disks busy.
+EXPORT_WORKERS = 4
+
 # Rows buffered before they become one row group: bounds memory per table whatever rows_per_file is.
 _BATCH_ROWS = 50_000
 
@@ -42,9 +50,10 @@ _BATCH_ROWS = 50_000
 class _TableWriter:
     """Rows of one table into DIR/<table>/part-NNNNN.parquet, a new part every `rows_per_file` rows."""
 
-    def __init__(self, root: Path, table: str, rows_per_file: int, batch_rows: int = _BATCH_ROWS):
+    def __init__(self, root: Path, table: str, rows_per_file: int, batch_rows: int = _BATCH_ROWS, prefix: str = ""):
         self.root = root
         self.table = table
+        self.prefix = prefix  # "r0003-": the parts of one id range of a parallel export
         self.schema = SCHEMAS[table]
         self.rows_per_file = rows_per_file
         self.batch_rows = max(1, min(batch_rows, rows_per_file))
@@ -70,7 +79,7 @@ class _TableWriter:
             self._flush()
 
     def _open(self) -> pq.ParquetWriter:
-        rel = f"{self.table}/part-{len(self.parts):05d}.parquet"
+        rel = f"{self.table}/part-{self.prefix}{len(self.parts):05d}.parquet"
         self.parts.append(rel)
         return pq.ParquetWriter(self.root / rel, self.schema)
 
@@ -92,13 +101,13 @@ class _TableWriter:
             self._writer.close()
             self._writer, self._in_part = None, 0
 
-    def close(self) -> list[str]:
+    def close(self, allow_empty: bool = False) -> list[str]:
         while self._buffer:
             self._flush()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-        if not self.parts:
+        if not self.parts and not allow_empty:
             # An empty part still carries the schema: spark.read.parquet(DIR/table) never fails on it.
             self._open().close()
         return self.parts
@@ -107,6 +116,41 @@ class _TableWriter:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+
+
+class _Tables:
+    """The writers of one export: per table, one writer per id range (range k's parts named part-rKKKK-*), so
+    that parallel range reads write side by side; the manifest lists the parts in range order, which is id
+    order, as a serial export writes them."""
+
+    def __init__(self, root: Path, rows_per_file: int, ranges: int):
+        self.root = root
+        self.rows_per_file = rows_per_file
+        self.ranges = ranges
+        self._writers: dict[tuple[str, int], _TableWriter] = {}
+
+    def writer(self, table: str, k: int = 0) -> _TableWriter:
+        key = (table, k)
+        if key not in self._writers:
+            prefix = f"r{k:04d}-" if self.ranges > 1 else ""
+            self._writers[key] = _TableWriter(self.root, table, self.rows_per_file, prefix=prefix)
+        return self._writers[key]
+
+    def close(self) -> tuple[dict[str, list[str]], dict[str, int]]:
+        """(parts, rows) per table; a table without rows gets one empty part that carries its schema."""
+        parts: dict[str, list[str]] = {}
+        rows: dict[str, int] = {}
+        for table in TABLES:
+            mine = sorted((k, w) for (t, k), w in self._writers.items() if t == table)
+            parts[table] = [rel for _, w in mine for rel in w.close(allow_empty=True)]
+            rows[table] = sum(w.rows for _, w in mine)
+            if not parts[table]:
+                parts[table] = self.writer(table, self.ranges).close()
+        return parts, rows
+
+    def abort(self) -> None:
+        for w in self._writers.values():
+            w.abort()
 
 
 def graph_version(stats: dict, watermark: int) -> str:
@@ -129,7 +173,8 @@ def check_target(out_dir: Path, overwrite: bool = False) -> None:
 
 
 def export_parquet(store: GraphStore, out_dir: Path, as_of: int | None = None, with_text: bool = True,
-                   rows_per_file: int = 1_000_000, quiet: bool = True, overwrite: bool = False) -> dict:
+                   rows_per_file: int = 1_000_000, quiet: bool = True, overwrite: bool = False,
+                   workers: int = 1) -> dict:
     """Export the graph (as of year `as_of` when given, as `GraphSnapshot.as_of` defines it) to Parquet tables
     under `out_dir` and return the manifest (also written as `out_dir/_manifest.json`).
 
@@ -139,33 +184,36 @@ def export_parquet(store: GraphStore, out_dir: Path, as_of: int | None = None, w
     citations pass decides which undated papers stay; a second papers pass writes the kept ones; the
     authorships pass keeps the authors of kept papers). The tables are written in a temporary sibling directory that
     is renamed into place at the end: a failed export leaves nothing behind. A non-empty `out_dir` is
-    refused unless `overwrite` and it holds an earlier export (UsageError)."""
+    refused unless `overwrite` and it holds an earlier export (UsageError).
+
+    With `workers` > 1 every pass reads `workers` id ranges at once (`store.id_boundaries`), each in its own
+    Bolt sessions and to its own part files; the tables are those of a serial export, row for row."""
     out_dir = Path(out_dir)
     if rows_per_file < 1:
         raise UsageError(f"rows_per_file must be at least 1 (got {rows_per_file})")
+    if workers < 1:
+        raise UsageError(f"workers must be at least 1 (got {workers})")
     check_target(out_dir, overwrite)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_dir.parent / f".{out_dir.name}.tmp-{uuid.uuid4().hex[:12]}"
     tmp.mkdir()
-    writers: dict[str, _TableWriter] = {}
+    writers = _Tables(tmp, rows_per_file, workers)
     try:
-        writers.update((t, _TableWriter(tmp, t, rows_per_file)) for t in TABLES)
         # The watermark is read before the pull: a paper written during the export is newer than it.
         watermark = store.server_time()
         stats = store.stats()
-        _pull(store, writers, as_of, with_text, quiet)
-        tables = {t: w.close() for t, w in writers.items()}
+        _pull(store, writers, as_of, with_text, quiet, workers)
+        tables, counts = writers.close()
         manifest = {
             "format": FORMAT, "format_version": FORMAT_VERSION, "as_of": as_of,
             "graph_version": graph_version(stats, watermark), "watermark": watermark,
             "exported_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-            "with_text": bool(with_text), "counts": {t: w.rows for t, w in writers.items()}, "tables": tables,
+            "with_text": bool(with_text), "counts": counts, "tables": tables, "workers": workers,
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         _move_into_place(tmp, out_dir)
     except BaseException:
-        for w in writers.values():
-            w.abort()
+        writers.abort()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return manifest
@@ -186,76 +234,131 @@ def _move_into_place(tmp: Path, out_dir: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _pull(store: GraphStore, writers: dict[str, _TableWriter], as_of: int | None, with_text: bool,
-          quiet: bool) -> None:
+def _ranges(store: GraphStore, label: str, parts: int) -> list[tuple[str, str | None]]:
+    """(start, until) id ranges of `label` for `store.pages`: one (everything) for a serial read."""
+    bounds = store.id_boundaries(label, parts) if parts > 1 else []
+    return list(zip(["", *bounds], [*bounds, None]))
+
+
+def _in_ranges(ranges: list[tuple[str, str | None]], fn: Callable[[int, str, str | None], _T],
+               workers: int) -> list[_T]:
+    """fn(k, start, until) for every range, `workers` at a time (each in its own thread and Bolt sessions: the
+    server's work and the client's decoding of one range overlap another's); results in range order."""
+    if workers <= 1 or len(ranges) <= 1:
+        return [fn(k, lo, hi) for k, (lo, hi) in enumerate(ranges)]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="export") as pool:
+        futures = [pool.submit(fn, k, lo, hi) for k, (lo, hi) in enumerate(ranges)]
+        return [f.result() for f in futures]
+
+
+def _pull(store: GraphStore, writers: _Tables, as_of: int | None, with_text: bool, quiet: bool,
+          workers: int = 1) -> None:
     from scholargraph.progress import progress
 
     venues = [(rec["id"], rec["name"]) for rec in store.stream("store/snapshot_venues")]
-    known_venues = {v for v, _ in venues}
+    papers, authors = _ranges(store, "Paper", workers), _ranges(store, "Author", workers)
+    counting = threading.Lock()  # one progress bar per pass, updated by every range's thread
 
-    def note_venue(venue: Any) -> None:
-        # A paper naming a venue without a node: GraphSnapshot.build adds it without a name, so does the table.
-        if venue and venue not in known_venues:
-            known_venues.add(venue)
-            venues.append((venue, None))
+    def tick(bar, n: int) -> None:
+        with counting:
+            bar.update(n)
 
-    def paper_rows(desc: str, text: bool) -> Iterator[list]:
-        with progress(desc=desc, unit="paper", quiet=quiet) as bar:
-            for page in store.pages("store/snapshot_papers", withText=text):
-                yield from page
-                bar.update(len(page))
+    def note_venues(found: list[list[str]]) -> None:
+        # A paper naming a venue without a node: GraphSnapshot.build adds it without a name, so does the table
+        # (in paper id order: the ranges' finds in range order).
+        known = {v for v, _ in venues}
+        for venue in (v for part in found for v in part):
+            if venue not in known:
+                known.add(venue)
+                venues.append((venue, None))
 
-    def write_paper(pid: str, year: Any, stub: Any, venue: Any, title: Any, abstract: Any) -> None:
-        writers["papers"].add((pid, year, bool(stub), venue, title if with_text else None,
-                               abstract if with_text else None))
+    def paper_pages(bar, lo: str, hi: str | None, text: bool) -> Iterator[list]:
+        for page in store.pages("store/snapshot_papers", start=lo, until=hi, withText=text):
+            yield page
+            tick(bar, len(page))
+
+    def write_papers(bar, k: int, lo: str, hi: str | None, keep: set[str] | None) -> list[str]:
+        out, found = writers.writer("papers", k), []
+        for page in paper_pages(bar, lo, hi, with_text):
+            for pid, year, stub, venue, title, abstract in page:
+                if venue:
+                    found.append(venue)
+                if keep is None or pid in keep:
+                    out.add((pid, year, bool(stub), venue, title if with_text else None,
+                             abstract if with_text else None))
+        return found
 
     keep: set[str] | None = None
     if as_of is None:
-        for pid, year, stub, venue, title, abstract in paper_rows("export papers", with_text):
-            note_venue(venue)
-            write_paper(pid, year, stub, venue, title, abstract)
+        with progress(desc="export papers", unit="paper", quiet=quiet) as bar:
+            note_venues(_in_ranges(papers, lambda k, lo, hi: write_papers(bar, k, lo, hi, None), workers))
+
+        def write_citations(bar, k: int, lo: str, hi: str | None) -> None:
+            for page in store.pages("store/snapshot_citations", start=lo, until=hi):
+                writers.writer("citations", k).extend([(citing, target) for citing, cited in page
+                                                       for target in cited if target != citing])
+                tick(bar, len(page))
+
         with progress(desc="export citations", unit="paper", quiet=quiet) as bar:
-            for page in store.pages("store/snapshot_citations"):
-                writers["citations"].extend([(citing, target) for citing, cited in page for target in cited
-                                             if target != citing])
-                bar.update(len(page))
+            _in_ranges(papers, lambda k, lo, hi: write_citations(bar, k, lo, hi), workers)
     else:
-        dated: set[str] = set()
-        undated: set[str] = set()
-        for pid, year, _stub, venue, _title, _abstract in paper_rows("export papers (as of)", False):
-            note_venue(venue)
-            if year is None:
-                undated.add(pid)
-            elif year <= as_of:
-                dated.add(pid)
-        cited_undated: set[str] = set()
-        with progress(desc="export citations", unit="paper", quiet=quiet) as bar:
-            for page in store.pages("store/snapshot_citations"):
+        def dates(bar, lo: str, hi: str | None) -> tuple[set[str], set[str], list[str]]:
+            dated: set[str] = set()
+            undated: set[str] = set()
+            found = []
+            for page in paper_pages(bar, lo, hi, False):
+                for pid, year, _stub, venue, _title, _abstract in page:
+                    if venue:
+                        found.append(venue)
+                    if year is None:
+                        undated.add(pid)
+                    elif year <= as_of:
+                        dated.add(pid)
+            return dated, undated, found
+
+        with progress(desc="export papers (as of)", unit="paper", quiet=quiet) as bar:
+            parts = _in_ranges(papers, lambda k, lo, hi: dates(bar, lo, hi), workers)
+        dated = set().union(*(d for d, _, _ in parts))
+        undated = set().union(*(u for _, u, _ in parts))
+        note_venues([found for _, _, found in parts])
+        del parts
+
+        def cut_citations(bar, k: int, lo: str, hi: str | None) -> set[str]:
+            cited_undated: set[str] = set()
+            for page in store.pages("store/snapshot_citations", start=lo, until=hi):
                 for citing, cited in page:
                     # Undated papers cite nothing as of T: their references are unknown in time.
                     if citing not in dated:
                         continue
                     kept = [t for t in cited if t != citing and (t in dated or t in undated)]
                     cited_undated.update(t for t in kept if t in undated)
-                    writers["citations"].extend([(citing, t) for t in kept])
-                bar.update(len(page))
+                    writers.writer("citations", k).extend([(citing, t) for t in kept])
+                tick(bar, len(page))
+            return cited_undated
+
+        with progress(desc="export citations", unit="paper", quiet=quiet) as bar:
+            cited_undated = set().union(*_in_ranges(papers, lambda k, lo, hi: cut_citations(bar, k, lo, hi),
+                                                    workers))
         keep = dated | cited_undated
         del dated, undated, cited_undated
-        for pid, year, stub, venue, title, abstract in paper_rows("export papers", with_text):
-            if pid in keep:
-                write_paper(pid, year, stub, venue, title, abstract)
-    with progress(desc="export authors", unit="author", quiet=quiet) as bar:
-        for page in store.pages("store/snapshot_authorships"):
+        with progress(desc="export papers", unit="paper", quiet=quiet) as bar:
+            _in_ranges(papers, lambda k, lo, hi: write_papers(bar, k, lo, hi, keep), workers)
+
+    def write_authors(bar, k: int, lo: str, hi: str | None) -> None:
+        for page in store.pages("store/snapshot_authorships", start=lo, until=hi):
             for aid, name, written in page:
                 if keep is not None:
                     written = [(pid, pos) for pid, pos in written if pid in keep]
                     if not written:
                         continue  # as of T an author exists through a kept paper only
-                writers["authors"].add((aid, name))
-                writers["authorships"].extend([(aid, pid, pos) for pid, pos in written])
-            bar.update(len(page))
+                writers.writer("authors", k).add((aid, name))
+                writers.writer("authorships", k).extend([(aid, pid, pos) for pid, pos in written])
+            tick(bar, len(page))
+
+    with progress(desc="export authors", unit="author", quiet=quiet) as bar:
+        _in_ranges(authors, lambda k, lo, hi: write_authors(bar, k, lo, hi), workers)
     for row in venues:
-        writers["venues"].add(row)
+        writers.writer("venues").add(row)
 
 
 # --- reading ------------------------------------------------------------------------------------------------

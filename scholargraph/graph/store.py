@@ -23,6 +23,8 @@ STATS_RELATIONSHIPS = ("AUTHORED", "CITES", "PUBLISHED_IN", *DERIVED_EDGE_TYPES,
 
 # The named reads that `pages` and `stream` answer for the snapshot and the features pipeline (every
 # store answers these; Neo4jStore runs any query file by name).
+# The upper bound of a paged read without one: above every id (U+10FFFF is a noncharacter, never in an id).
+ID_CEILING = "\U0010ffff" * 8
 PAGED_READS = ("store/snapshot_papers", "store/snapshot_authorships", "store/snapshot_citations",
                "store/snapshot_paper_vectors", "store/paper_semantic_stamps")
 STREAMED_READS = ("store/snapshot_venues",)
@@ -176,9 +178,16 @@ class GraphStore(Protocol):
         (zeros included), "stubs": {"Paper": n}}."""
         ...
 
-    def pages(self, query_name: str, /, page_size: int = 20_000, **params) -> Iterator[list]:
+    def pages(self, query_name: str, /, page_size: int = 20_000, start: str = "", until: str | None = None,
+              **params) -> Iterator[list]:
         """Rows of a keyset-paged read (one of PAGED_READS), page by page in id order; the rows are those
-        the query file documents (e.g. snapshot_papers: [id, year, stub, venue id, title, abstract])."""
+        the query file documents (e.g. snapshot_papers: [id, year, stub, venue id, title, abstract]). Only ids
+        after `start` and up to `until` (inclusive; None: no bound) are read: one range of a parallel read."""
+        ...
+
+    def id_boundaries(self, label: str, parts: int) -> list[str]:
+        """At most parts - 1 ids of `label` ("Paper" or "Author") cutting its ids into `parts` ranges of about
+        equal size: (start, b1], (b1, b2], ..., (bk, end] for `pages(start=..., until=...)`."""
         ...
 
     def stream(self, query_name: str, /, fetch_size: int = 10_000, **params) -> Iterator[Any]:

@@ -130,16 +130,9 @@ class TopicModel:
         from gensim.models import LdaModel, LdaMulticore
         from gensim.models.phrases import Phrases
 
-        if self.num_topics < 2:
-            raise ValueError(f"num_topics must be at least 2, not {self.num_topics}")
         texts = list(texts)
         n_docs = len(texts)
-        if n_docs == 0:
-            raise ValueError("cannot fit a topic model on no documents")
-        no_below = auto_no_below(n_docs) if self.no_below is None else self.no_below
-        phrase_min_count = max(5, no_below) if self.phrase_min_count is None else self.phrase_min_count
-        passes = auto_passes(n_docs) if self.passes is None else self.passes
-        chunksize = auto_chunksize(n_docs) if self.chunksize is None else self.chunksize
+        no_below, phrase_min_count, passes, chunksize = self.resolved(n_docs)
 
         # Pass 1: phrase statistics, streamed (a list of token lists would cost GBs on 1M abstracts).
         phrases = Phrases((textlib.words(t) for t in texts), min_count=phrase_min_count,
@@ -193,6 +186,49 @@ class TopicModel:
         self.passes_ = passes
         self.chunksize_ = chunksize
         return matrix
+
+    def resolved(self, n_docs: int) -> tuple[int, int, int, int]:
+        """(no_below, phrase_min_count, passes, chunksize) for a corpus of n_docs: the set ones, else the auto_*."""
+        if self.num_topics < 2:
+            raise ValueError(f"num_topics must be at least 2, not {self.num_topics}")
+        if n_docs == 0:
+            raise ValueError("cannot fit a topic model on no documents")
+        no_below = auto_no_below(n_docs) if self.no_below is None else self.no_below
+        phrase_min_count = max(5, no_below) if self.phrase_min_count is None else self.phrase_min_count
+        passes = auto_passes(n_docs) if self.passes is None else self.passes
+        chunksize = auto_chunksize(n_docs) if self.chunksize is None else self.chunksize
+        return no_below, phrase_min_count, passes, chunksize
+
+    def frozen_phrases(self, phrasegrams: dict[str, float], min_count: int):
+        """The FrozenPhrases that `fit` would learn from counts giving these phrase scores (what a
+        distributed count computes: scholargraph.spark.topics)."""
+        from gensim.models.phrases import Phrases
+
+        frozen = Phrases(min_count=min_count, threshold=self.phrase_threshold,
+                         connector_words=textlib.CONNECTOR_WORDS).freeze()
+        frozen.phrasegrams = dict(phrasegrams)
+        return frozen
+
+    def with_topics(self, topics_lambda: np.ndarray, dictionary, phrases, n_docs: int) -> TopicModel:
+        """Set this model's learned state from topic-word variational parameters (K x vocabulary: what
+        online variational Bayes learns, e.g. Spark MLlib's `topicsMatrix().T`) over `dictionary`'s ids, with
+        this model's priors (alpha, eta): inference, top words, save and load are then those of a model that
+        `fit` trained. Returns self."""
+        from gensim.models import LdaModel
+
+        lam = np.asarray(topics_lambda, dtype=np.float64)
+        if lam.shape != (self.num_topics, len(dictionary)):
+            raise ValueError(f"topics have shape {lam.shape}: expected ({self.num_topics}, {len(dictionary)})")
+        no_below, phrase_min_count, passes, chunksize = self.resolved(n_docs)
+        lda = LdaModel(id2word=dictionary, num_topics=self.num_topics, chunksize=chunksize, passes=passes,
+                       iterations=self.iterations, alpha=self.alpha, eta=self.eta, eval_every=None,
+                       random_state=self.random_state)
+        lda.state.sstats[...] = lam - lda.eta  # gensim's lambda is eta + sstats
+        lda.sync_state()
+        self.lda_, self.dictionary_, self.phrases_, self.n_docs_ = lda, dictionary, phrases, n_docs
+        self.no_below_, self.phrase_min_count_, self.passes_, self.chunksize_ = (no_below, phrase_min_count,
+                                                                                 passes, chunksize)
+        return self
 
     @staticmethod
     def _tokens(text: str | None, frozen) -> list[str]:
@@ -302,6 +338,36 @@ class TopicModel:
         lda.id2word = dictionary
         model.lda_, model.dictionary_, model.phrases_ = lda, dictionary, phrases
         return model
+
+
+# --- quality --------------------------------------------------------------------------------------------
+
+
+def _bags(model: TopicModel, texts: Iterable[str | None]) -> list[list[tuple[int, int]]]:
+    return [b for b in (model.dictionary_.doc2bow(model._tokens(t, model.phrases_)) for t in texts) if b]
+
+
+def held_out_perplexity(model: TopicModel, texts: Sequence[str | None]) -> float:
+    """2^-(per-word variational bound) of `texts` under the model (gensim's `log_perplexity`; lower is better);
+    the bound's E-step starts from the same random draws whatever the model, so two models compare."""
+    model._check()
+    lda = model.lda_
+    saved = lda.random_state
+    lda.random_state = np.random.RandomState(0)
+    try:
+        return float(2 ** -lda.log_perplexity(_bags(model, texts)))
+    finally:
+        lda.random_state = saved
+
+
+def umass_coherence(model: TopicModel, texts: Sequence[str | None], topn: int = 10) -> float:
+    """Mean UMass coherence of the topics' `topn` top words over the bags of `texts` (gensim's CoherenceModel;
+    closer to 0 is better)."""
+    from gensim.models.coherencemodel import CoherenceModel
+
+    model._check()
+    return float(CoherenceModel(model=model.lda_, corpus=_bags(model, texts), dictionary=model.dictionary_,
+                                coherence="u_mass", topn=topn).get_coherence())
 
 
 # --- author features -------------------------------------------------------------------------------------

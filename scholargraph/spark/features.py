@@ -1,9 +1,10 @@
-"""`features --engine spark`: the networks, citation counts, PageRank and text vectors computed by Spark over a
-Parquet snapshot and written back through the connector; topics and citation vectors stay in process, over the
-same snapshot.
+"""`features --engine spark`: the networks, citation counts, PageRank, LDA topics and text vectors computed by
+Spark over a Parquet snapshot and written back through the connector; the citation vectors (FastRP) stay in
+process, over the same snapshot (docs/scale-out.md says why).
 
 run_features (graph/features.py) keeps everything else: the skip when nothing changed, the ScoringRun, the
-models on disk. This engine is what it calls for the "networks" and "pagerank" steps (FeatureEngine).
+models on disk. This engine is what it calls for the "networks", "pagerank" and "topics" steps and the text
+encoding (FeatureEngine).
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ import numpy as np
 
 from scholargraph.config import Settings
 from scholargraph.graph import parquet
-from scholargraph.graph.features import ENCODE_CHUNK, FeatureOptions, encode_papers
+from scholargraph.graph.features import ENCODE_CHUNK, FeatureOptions, encode_papers, topic_nodes
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.store import GraphStore
+from scholargraph.graph.topics import TopicModel
 from scholargraph.spark import graph as sg
 from scholargraph.spark import neo4j_io
+from scholargraph.spark import topics as st
 from scholargraph.spark.session import neo4j_options, spark_session
 from scholargraph.spark.vectors import encode_to_neo4j
 
@@ -46,6 +49,7 @@ class SparkFeatureEngine:
     snapshot_dir: Path | None = None
     keep_snapshot: bool = False
     quiet: bool = True
+    export_workers: int = parquet.EXPORT_WORKERS  # id ranges the export reads at once (graph/parquet.py)
     name: str = "spark"
     timings: dict[str, float] = field(default_factory=dict)
     pagerank_iterations: dict[str, int] = field(default_factory=dict)
@@ -73,7 +77,7 @@ class SparkFeatureEngine:
             target = self.work_dir / ("current" if as_of is None else f"as-of-{as_of}")
             shutil.rmtree(target, ignore_errors=True)
             self._manifests[as_of] = parquet.export_parquet(self.store, target, as_of=as_of, with_text=True,
-                                                            quiet=self.quiet)
+                                                            quiet=self.quiet, workers=self.export_workers)
             self._exported[as_of] = target
             self.timings["export"] = time.perf_counter() - t0
         return self._exported[as_of]
@@ -171,6 +175,41 @@ class SparkFeatureEngine:
             frame.unpersist()
         return counts, sizes
 
+    def topic_features(self, options: FeatureOptions, topic_model: TopicModel | None, version: str,
+                       log: Callable[[str], None]) -> tuple[TopicModel, dict[str, int]]:
+        """The current graph's topics on Spark (spark/topics.py): `topic_model` reused when given, else MLlib's
+        online LDA trained on the snapshot's texts; every paper's mixture and HAS_TOPIC edges and every author's
+        topic diversity and authority written through the connector."""
+        from pyspark.sql import functions as F
+
+        g = sg.read_graph(self.spark, self.snapshot_path(None))
+        opts = self.connector_options
+        t0 = time.perf_counter()
+        if topic_model is None:
+            topic_model, stages = st.fit_topic_model(
+                self.spark, g.papers, TopicModel(num_topics=options.num_topics, random_state=options.seed), log)
+            self.timings.update({f"LDA {name}": seconds for name, seconds in stages.items()})
+            self.timings["LDA fit"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        frame, saved = st.paper_topics(self.spark, g.papers, topic_model, self.work_dir.parent / "models")
+        theta = frame.persist()
+        counts: dict[str, int] = {}
+        try:
+            vectors = theta.select("id", F.col("theta").cast("array<float>").alias("topic_vector"))
+            counts["Paper.topicVector"] = neo4j_io.write_node_properties(vectors, opts, "Paper")
+            self.store.upsert_topics(topic_nodes(topic_model, version))
+            counts["HAS_TOPIC"] = neo4j_io.write_edges(st.topic_edges(theta, options.topic_threshold), opts,
+                                                       "HAS_TOPIC", "Paper", version, dst_label="Topic")
+            self.store.delete_stale_edges("HAS_TOPIC", version)
+            authors = st.author_topic_features(g, theta, sg.paper_citation_counts(g))
+            counts["Author.topicFeatures"] = neo4j_io.write_node_properties(authors, opts, "Author")
+        finally:
+            theta.unpersist()
+            st.remove_saved(saved)
+        self.timings["LDA infer and write"] = time.perf_counter() - t0
+        log(f"topics (spark): {counts['Paper.topicVector']:,} papers, {counts['HAS_TOPIC']:,} HAS_TOPIC edges, "
+            f"{self.timings['LDA infer and write']:.1f}s")
+        return topic_model, counts
 
     def encode_papers(self, snapshot: GraphSnapshot, encoder, mask: np.ndarray | None = None, quiet: bool = True,
                       sink: Any = None, chunk: int = ENCODE_CHUNK) -> np.ndarray | None:

@@ -65,17 +65,20 @@ def stream_node_properties(df: DataFrame, options: dict[str, str], label: str, k
     _write_query(df, options, _set_properties_query(df, label, key))
 
 
-def write_edges(df: DataFrame, options: dict[str, str], rel_type: str, label: str, version: str) -> int:
-    """MERGE `(:label {id: src})-[:rel_type {weight, version}]->(:label {id: dst})` for the rows (src, dst,
-    weight), as graph/neo4j_store.write_edges does; edges that this `version` did not write are the caller's to
-    delete (store.delete_stale_edges). Returns the number of rows written."""
+def write_edges(df: DataFrame, options: dict[str, str], rel_type: str, label: str, version: str,
+                dst_label: str | None = None) -> int:
+    """MERGE `(:label {id: src})-[:rel_type {weight, version}]->(:dst_label {id: dst})` (dst_label: label by
+    default) for the rows (src, dst, weight), as graph/neo4j_store.write_edges does; edges that this `version`
+    did not write are the caller's to delete (store.delete_stale_edges). Returns the number of rows written."""
     from pyspark.sql import functions as F
 
+    dst_label = dst_label or label
     check_name(rel_type, DERIVED_EDGE_TYPES)
     check_name(label, NODE_LABELS)
+    check_name(dst_label, NODE_LABELS)
     rows = df.count()
     tagged = df.select("src", "dst", "weight", F.lit(version).alias("version")).coalesce(1)
-    _write_query(tagged, options, f"MATCH (a:{label} {{id: event.src}}) MATCH (b:{label} {{id: event.dst}}) "
+    _write_query(tagged, options, f"MATCH (a:{label} {{id: event.src}}) MATCH (b:{dst_label} {{id: event.dst}}) "
                                   f"MERGE (a)-[r:{rel_type}]->(b) "
                                   "SET r.weight = event.weight, r.version = event.version")
     return rows

@@ -56,6 +56,13 @@ def test_export_reads_back_as_from_store(store, tmp_path):
     year = int(np.median(want.paper_year[want.paper_year > 0]))
     export_parquet(store, tmp_path / "asof", as_of=year)
     assert_same(read_snapshot(tmp_path / "asof"), want.as_of(year))
+    # In parallel id ranges (several Bolt sessions at once): the same tables.
+    parallel = export_parquet(store, tmp_path / "parallel", workers=3)
+    assert_same(read_snapshot(tmp_path / "parallel"), want)
+    assert parallel["counts"] == manifest["counts"]
+    assert len({p.split("-")[1] for p in parallel["tables"]["papers"]}) == 3
+    export_parquet(store, tmp_path / "parallel-asof", as_of=year, workers=3)
+    assert_same(read_snapshot(tmp_path / "parallel-asof"), want.as_of(year))
 
 
 def run_cli(*args, env):

@@ -94,3 +94,59 @@ def test_spark_features_write_what_the_in_process_pipeline_writes(spark, neo4j_s
     ids, values = world_store.read_nodes("Paper", ["year", f"pagerank_as_of_{year}"])
     dated = [(y, v) for y, v in zip(values["year"], values[f"pagerank_as_of_{year}"]) if y is not None]
     assert all((v is not None) == (y <= year) for y, v in dated)
+
+
+TOPIC_PROPS = {"Paper": ["topic_vector"], "Author": ["topic_diversity", "topic_authority"]}
+
+
+def _read_topics(store):
+    out = {}
+    for label, names in TOPIC_PROPS.items():
+        ids, values = store.read_nodes(label, names)
+        for name in names:
+            out[(label, name)] = dict(zip(ids, values[name]))
+    src, dst, w = store.read_edges("HAS_TOPIC")
+    return out, dict(zip(zip(src, dst), (float(x) for x in w)))
+
+
+def test_spark_topics_write_what_the_in_process_pipeline_writes(spark, neo4j_settings, world_store, tmp_path):
+    from scholargraph.graph.features import load_current_models
+    from scholargraph.spark.features import SparkFeatureEngine
+    from scholargraph.spark.session import neo4j_options
+
+    options = FeatureOptions(only=("topics",))
+    models = tmp_path / "m"
+    run_features(world_store, models, options)
+    ours, our_edges = _read_topics(world_store)
+    engine = SparkFeatureEngine(spark, world_store, neo4j_options(neo4j_settings, neo4j_settings.uri),
+                                work_dir=tmp_path / "spark")
+    # The saved model reused: Spark's inference and author features are the in-process ones.
+    assert "(spark)" in run_features(world_store, models, options, force=True, engine=engine)
+    theirs, their_edges = _read_topics(world_store)
+    assert their_edges.keys() == our_edges.keys() and our_edges
+    np.testing.assert_allclose([their_edges[k] for k in our_edges], list(our_edges.values()), rtol=0, atol=1e-12)
+    for key, values in ours.items():
+        assert theirs[key].keys() == values.keys(), key
+        ids = sorted(values)
+        np.testing.assert_allclose(np.array([theirs[key][i] for i in ids], dtype=float),
+                                   np.array([values[i] for i in ids], dtype=float), rtol=1e-9, atol=1e-12,
+                                   err_msg=str(key))
+    # Retrained on Spark: MLlib's topics become the current model, saved and loaded as an in-process one.
+    run_features(world_store, models, options, retrain=True, engine=engine)
+    engine.close()
+    model, _ = load_current_models(models)
+    assert model is not None and model.num_topics == options.num_topics
+    retrained, edges = _read_topics(world_store)
+    theta = np.array([v for v in retrained[("Paper", "topic_vector")].values()], dtype=float)
+    assert theta.shape[1] == options.num_topics and (theta >= 0).all()
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0, atol=1e-5)
+    assert not np.allclose(theta, np.array([v for v in ours[("Paper", "topic_vector")].values()], dtype=float))
+    assert edges and min(edges.values()) >= options.topic_threshold
+    # The stored mixtures are what the saved model infers for the papers' texts.
+    ids, texts = world_store.read_nodes("Paper", ["title", "abstract"])
+    from scholargraph.graph.records import paper_text
+
+    inferred = model.transform([paper_text(t, a) for t, a in zip(texts["title"], texts["abstract"])])
+    stored = np.array([retrained[("Paper", "topic_vector")][i] for i in ids], dtype=float)
+    np.testing.assert_allclose(stored, inferred, atol=1e-6)
+    assert world_store.last_run("features")["engine"] == "spark"

@@ -239,3 +239,32 @@ def test_cli_export_parquet(tmp_path, monkeypatch):
     assert manifest["as_of"] == 2002 and manifest["with_text"] is False
     refused = runner.invoke(main, ["-q", "export", "parquet", str(out)])
     assert refused.exit_code == 2 and "not empty" in refused.output
+
+
+@pytest.mark.parametrize("workers", [2, 3, 16])
+@pytest.mark.parametrize("year", [None, 2002])
+def test_a_parallel_export_is_the_serial_one(tmp_path, workers, year):
+    store = world()
+    serial = export_parquet(store, tmp_path / "serial", as_of=year)
+    parallel = export_parquet(store, tmp_path / "parallel", as_of=year, workers=workers, rows_per_file=2)
+    assert_same(read_snapshot(tmp_path / "parallel"), read_snapshot(tmp_path / "serial"))
+    assert parallel["counts"] == serial["counts"] and parallel["workers"] == workers
+    papers = parallel["tables"]["papers"]
+    assert papers == sorted(papers) and all(p.startswith("papers/part-r") for p in papers)
+
+
+def test_id_ranges_cover_every_id_once():
+    store = world()
+    ids, _ = store.read_nodes("Paper", [])
+    for parts in (1, 2, 3, 4, 100):
+        bounds = store.id_boundaries("Paper", parts)
+        assert bounds == sorted(set(bounds)) and len(bounds) <= parts - 1
+        ranges = list(zip(["", *bounds], [*bounds, None]))
+        read = [row[0] for lo, hi in ranges for page in store.pages("store/snapshot_papers", start=lo, until=hi)
+                for row in page]
+        assert read == sorted(ids)
+
+
+def test_workers_must_be_positive(tmp_path):
+    with pytest.raises(UsageError, match="workers"):
+        export_parquet(world(), tmp_path / "snap", workers=0)
