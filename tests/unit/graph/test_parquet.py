@@ -229,7 +229,7 @@ def test_cli_export_parquet(tmp_path, monkeypatch):
     runner = CliRunner()
     out = tmp_path / "snap"
     result = runner.invoke(main, ["-q", "export", "parquet", str(out), "--as-of", "2002", "--rows-per-file", "4",
-                                  "--no-text"])
+                                  "--no-text", "--workers", "1"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert [line.split()[0] for line in lines[:5]] == list(TABLES)
@@ -239,6 +239,10 @@ def test_cli_export_parquet(tmp_path, monkeypatch):
     assert manifest["as_of"] == 2002 and manifest["with_text"] is False
     refused = runner.invoke(main, ["-q", "export", "parquet", str(out)])
     assert refused.exit_code == 2 and "not empty" in refused.output
+    # By default the ids are read in EXPORT_WORKERS ranges at once, each range to its own part files.
+    assert runner.invoke(main, ["-q", "export", "parquet", str(tmp_path / "ranges")]).exit_code == 0
+    assert read_manifest(tmp_path / "ranges")["workers"] == graph_cli.EXPORT_WORKERS
+    assert_same(read_snapshot(tmp_path / "ranges"), GraphSnapshot.from_store(store, with_text=True))
 
 
 @pytest.mark.parametrize("workers", [2, 3, 16])
