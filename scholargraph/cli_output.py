@@ -90,8 +90,8 @@ def engine_options(command: Callable) -> Callable:
     `jobs run` (docs/scale-out.md)."""
     command = click.option("--engine", type=click.Choice(["in-process", "spark"]), default="in-process",
                            show_default=True,
-                           help="Where networks, PageRank and batch scoring run: in this process, or on Apache "
-                                "Spark (pip install 'scholargraph[spark]').")(command)
+                           help="Where networks, PageRank, topics, text vectors and batch scoring run: in this "
+                                "process, or on Apache Spark (pip install 'scholargraph[spark]').")(command)
     command = click.option("--master", default=None, envvar="SCHOLARGRAPH_SPARK_MASTER",
                            help="Spark master for --engine spark: local[N] or a cluster URL "
                                 "(default: local[2], or SCHOLARGRAPH_SPARK_MASTER).")(command)

@@ -129,9 +129,10 @@ def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder
                      keep_snapshot: bool) -> None:
     """Derived networks, PageRank, LDA topics and text/citation vectors, written back to the graph.
 
-    With --engine spark, the networks and PageRank run on Apache Spark over a Parquet export of the graph
-    (--master local[N] or a cluster URL) and are written back through the Neo4j Spark connector; topics and
-    vectors run here over the same export (docs/scale-out.md)."""
+    With --engine spark, the networks, PageRank, LDA topics (MLlib online LDA when one is fitted) and text
+    vectors run on Apache Spark over a Parquet export of the graph (--master local[N] or a cluster URL) and are
+    written back through the Neo4j Spark connector; the citation vectors run here over the same export
+    (docs/scale-out.md)."""
     steps = tuple(s.strip() for s in only.split(",") if s.strip())
     unknown = set(steps) - set(STEPS)
     if unknown:
