@@ -206,22 +206,14 @@ def _acm_sample(acm: Path, n: int, seed: int) -> list[str]:
 def _gold_loss(encoder) -> dict:
     """Weighted Kendall loss on the gold-standard dev half (29 reviewers) of the mean of each reviewer's three
     best cosines in the encoder's space, and of lexical + encoder, with 95% bootstrap intervals."""
-    from scholargraph.graph.ids import IdResolver
-    from scholargraph.graph.records import paper_text
-    from scholargraph.ingest.offline import snapshot_from_files
+    from _gold import GoldStandard
+
     from scholargraph.ranking.reviewers import expertise as ex
     from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 
-    gold = DATA / "goldstandard-dev"
-    snap = snapshot_from_files("s2", [str(gold / "corpus.s2.jsonl")])
-    index = EvidenceIndex.build(snap, encoder=encoder)
-    ratings = ex.read_expertise_qrels(str(gold / "qrels.txt"))
-    ids = IdResolver.for_snapshot(snap).resolve("author", list(ratings)).ids
-    with open(gold / "queries.jsonl", encoding="utf-8") as fh:
-        records = [json.loads(line) for line in fh if line.strip()]
-    texts = {str(r["id"]): paper_text(r.get("title"), r.get("abstract")) for r in records}
-    judgments = ex.ExpertiseJudgments.build(index, index.read_queries(str(gold / "queries.jsonl")), ratings, ids,
-                                            texts)
+    gold = GoldStandard.load()
+    index = EvidenceIndex.build(gold.snapshot, encoder=encoder)
+    judgments = gold.judgments(index)
     results = ex.expertise_experiment(index, judgments, None, bootstrap=1000)
     enc = next(r for name, r in results.items() if name.startswith("mean-top-3 encoder"))
     both = results["lexical + encoder"]

@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-GOLD = Path(__file__).resolve().parents[2] / "shared" / "data" / "goldstandard-dev"
 
 
 def main() -> None:
@@ -33,38 +30,33 @@ def main() -> None:
     ap.add_argument("--bootstrap", type=int, default=2000)
     args = ap.parse_args()
     import pandas as pd
+    from _gold import GoldStandard
 
     from scholargraph.config import Settings
-    from scholargraph.graph.ids import IdResolver
-    from scholargraph.graph.records import paper_text
     from scholargraph.graph.topics import TopicModel
     from scholargraph.graph.vectors import make_encoder
-    from scholargraph.ingest.offline import snapshot_from_files
     from scholargraph.ranking.reviewers import expertise as ex
     from scholargraph.ranking.reviewers.evidence import EvidenceIndex
     from scholargraph.ranking.reviewers.reco_rank import RecoRank
     from scholargraph.spark import topics as st
     from scholargraph.spark.session import spark_session
 
-    snap = snapshot_from_files("s2", [str(GOLD / "corpus.s2.jsonl")])
+    seeds = [int(s) for s in args.seeds.split(",")]
+    gold = GoldStandard.load()
+    snap = gold.snapshot
     texts = [snap.text(i) for i in range(snap.n_papers)]
     titles, abstracts = snap.text_fields()
     encoder = make_encoder(args.encoder).fit()
     t0 = time.perf_counter()
     text_vectors = encoder.encode_fields(titles, abstracts)
     print(f"gold standard dev: {snap.n_papers} papers; {args.encoder} vectors in {time.perf_counter() - t0:.1f} s")
-    ratings = ex.read_expertise_qrels(str(GOLD / "qrels.txt"))
-    ids = IdResolver.for_snapshot(snap).resolve("author", list(ratings)).ids
-    with open(GOLD / "queries.jsonl", encoding="utf-8") as fh:
-        records = [json.loads(line) for line in fh if line.strip()]
-    query_texts = {str(r["id"]): paper_text(r.get("title"), r.get("abstract")) for r in records}
     rows = []
     with tempfile.TemporaryDirectory(prefix="sg-topic-tables-") as home:
         settings = dataclasses.replace(Settings.load(), home=Path(home))
         with spark_session(settings, master=args.master, connector=False) as spark:
             frame = spark.createDataFrame(pd.DataFrame({"id": snap.paper_ids, "title": titles,
                                                         "abstract": abstracts}))
-            for seed in [int(s) for s in args.seeds.split(",")]:
+            for seed in seeds:
                 t0 = time.perf_counter()
                 gensim_model = TopicModel(random_state=seed).fit([t for t in texts if t.strip()])
                 gensim_s = time.perf_counter() - t0
@@ -75,15 +67,14 @@ def main() -> None:
                                             ("Spark MLlib online", spark_model, spark_s)):
                     index = EvidenceIndex.build(snap, encoder=encoder, topic_model=model, seed=seed,
                                                 text_vectors=text_vectors)
-                    judgments = ex.ExpertiseJudgments.build(index, index.read_queries(str(GOLD / "queries.jsonl")),
-                                                            ratings, ids, query_texts)
+                    judgments = gold.judgments(index)
                     reco = RecoRank(seed=seed).fit(index)
                     results = ex.expertise_experiment(index, judgments, reco, bootstrap=args.bootstrap)
                     r = next(v for k, v in results.items() if k.startswith("RECO-Rank"))
                     rows.append((seed, fit, seconds, r.loss, r.low, r.high))
                     print(f"  seed {seed} {fit:20s} topic fit {seconds:5.1f} s  RECO-Rank loss {r.loss:.4f} "
                           f"[{r.low:.3f}, {r.high:.3f}]", flush=True)
-                    if fit.startswith("gensim") and seed == int(args.seeds.split(",")[0]):
+                    if fit.startswith("gensim") and seed == seeds[0]:
                         print(ex.format_expertise_table(results, judgments))
     print("\n| seed | topic model | topic fit s | RECO-Rank loss | 95 % interval |")
     print("|---|---|---|---|---|")
