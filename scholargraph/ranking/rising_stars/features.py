@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -12,6 +13,9 @@ import scipy.sparse as sp
 from scholargraph.graph import networks
 from scholargraph.graph.features import FeatureOptions, network_features
 from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
+
+if TYPE_CHECKING:
+    from scholargraph.graph.topics import TopicModel
 
 FEATURE_NAMES: tuple[str, ...] = (
     # author
@@ -302,16 +306,21 @@ def compute_features(past: GraphSnapshot, as_of: int, paper_topics: np.ndarray |
     return np.hstack([out, external])
 
 
-def fit_paper_topics(past: GraphSnapshot, num_topics: int = 10, **topic_model_params) -> np.ndarray:
+def fit_paper_topics(past: GraphSnapshot, num_topics: int = 10, fitted: TopicModel | None = None,
+                     **topic_model_params) -> np.ndarray:
     """Per-paper topic distributions (papers of `past` x R) from a TopicModel fitted on the titles and
-    abstracts of `past` (cut at T, so the topics know nothing later). Papers without usable text
-    (stubs) get a row of zeros: no topic mass, rather than the uniform row LDA would give them."""
+    abstracts of `past` (cut at T, so the topics know nothing later), or from `fitted`, a model the caller
+    trained on them elsewhere (on Spark: spark/topics.py). Papers without usable text (stubs) get a row of
+    zeros: no topic mass, rather than the uniform row LDA would give them."""
     from scholargraph.graph.topics import TopicModel
 
     if past.titles is None and past.abstracts is None:
         raise ValueError("the snapshot has no texts: pull it with titles and abstracts to fit topics")
     texts = [past.text(i) for i in range(past.n_papers)]
-    theta, empty = TopicModel(num_topics=num_topics, **topic_model_params).fit_transform(texts, return_empty=True)
+    if fitted is None:
+        theta, empty = TopicModel(num_topics=num_topics, **topic_model_params).fit_transform(texts, return_empty=True)
+    else:
+        theta, empty = fitted.transform(texts, return_empty=True)
     theta[empty] = 0.0
     return theta
 

@@ -204,3 +204,22 @@ def test_self_citations_share_an_author_and_are_left_out_of_the_external_counts(
     np.testing.assert_array_equal(ext, [[0, 0], [1, 0.5], [1, 0.5]])
     # The paper's 18 columns do not move when the external ones are added.
     np.testing.assert_array_equal(d.raw[:, :18], build_dataset(s, T, D).raw)
+
+
+def test_paper_topics_from_a_model_trained_elsewhere_are_its_mixtures_and_stubs_get_zeros():
+    from scholargraph.graph.topics import TopicModel
+    from scholargraph.ranking.rising_stars.features import fit_paper_topics
+
+    words = {0: "neural network learning gradient training", 1: "protein folding molecular biology cell"}
+    papers = [{"id": f"p{i}", "year": 2000, "title": f"paper {i}", "abstract": " ".join([words[i % 2]] * 3)}
+              for i in range(40)] + [{"id": "s1", "stub": True}]
+    s = GraphSnapshot.build(papers, [("a1", "p0", 1)], [("p1", "s1")])
+    model = TopicModel(num_topics=2, no_below=1, random_state=0).fit([s.text(i) for i in range(s.n_papers)])
+    theta = fit_paper_topics(s, fitted=model)
+    expected, empty = model.transform([s.text(i) for i in range(s.n_papers)], return_empty=True)
+    stub = s.paper_index["s1"]
+    assert empty[stub] and not empty[[i for i in range(s.n_papers) if i != stub]].any()
+    assert np.allclose(theta[stub], 0.0)
+    keep = ~empty
+    np.testing.assert_allclose(theta[keep], expected[keep])
+    np.testing.assert_allclose(theta[keep].sum(axis=1), 1.0)
