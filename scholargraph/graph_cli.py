@@ -109,6 +109,10 @@ def reset_cmd(obj, yes: bool) -> None:
               help="Compute from papers up to this year only; scalar results are written as <name>AsOf<YEAR>.")
 @click.option("--topics", "num_topics", default=10, show_default=True, type=click.IntRange(2, 500),
               help="LDA topics when a topic model is fitted (the first run, or --retrain); a saved one keeps its own.")
+@click.option("--topic-sample", type=click.IntRange(1, None), default=None,
+              help="Fit the topic model (when one is fitted) on about N papers drawn at random, each paper in or out "
+                   "by a hash of its id (the same papers on both engines); the mixtures are inferred for every "
+                   "paper. Default: the fit reads every paper. For corpora far past a million papers.")
 @click.option("--encoder", default=AUTO_ENCODER, show_default=True,
               help="Text encoder for semanticVector: auto (minilm-onnx-int8 for natural-language text, tfidf-svd "
                    "otherwise; "
@@ -124,9 +128,9 @@ def reset_cmd(obj, yes: bool) -> None:
 @click.option("--force", is_flag=True, help="Recompute even when nothing changed since the last run.")
 @engine_options
 @click.pass_obj
-def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder: str, commit_every: int,
-                     backend: str, retrain: bool, force: bool, engine: str, master: str | None, snapshot: str | None,
-                     keep_snapshot: bool) -> None:
+def features_command(obj, only: str, as_of: int | None, num_topics: int, topic_sample: int | None, encoder: str,
+                     commit_every: int, backend: str, retrain: bool, force: bool, engine: str, master: str | None,
+                     snapshot: str | None, keep_snapshot: bool) -> None:
     """Derived networks, PageRank, LDA topics and text/citation vectors, written back to the graph.
 
     With --engine spark, the networks, PageRank, LDA topics (MLlib online LDA when one is fitted) and text
@@ -140,7 +144,7 @@ def features_command(obj, only: str, as_of: int | None, num_topics: int, encoder
     if engine == "spark" and backend == "gds":
         raise click.UsageError("--engine spark computes PageRank itself: it does not combine with --backend gds")
     options = FeatureOptions(only=steps, as_of=as_of, num_topics=num_topics, encoder=encoder, backend=backend,
-                             commit_every=commit_every)
+                             commit_every=commit_every, topic_sample=topic_sample)
     log = (lambda _msg: None) if obj.quiet else (lambda msg: click.echo(f"  {msg}", err=True))
     with open_store(obj.settings, quiet=obj.quiet) as store, chosen_engine(
             obj.settings, store, engine, master, Path(snapshot) if snapshot else None, keep_snapshot,

@@ -61,6 +61,7 @@ class FeatureOptions:
     backend: str = "networkx"  # PageRank backend: "networkx" (SciPy, in process) or "gds" (on the server)
     strict: bool = True  # PageRank that has not converged in max_iter raises; False: its last iterate
     commit_every: int = ENCODE_CHUNK  # text vectors committed every this many papers
+    topic_sample: int | None = None  # a topic fit reads about this many papers drawn at random (None: all)
 
 
 @dataclass
@@ -250,8 +251,14 @@ def compute_features(snapshot: GraphSnapshot, options: FeatureOptions, *, topic_
     if "topics" in only:
         texts = [snapshot.text(i) for i in range(snapshot.n_papers)]
         if topic_model is None:
+            fit_texts = texts
+            fraction = topics.fit_sample_fraction(options.topic_sample, snapshot.n_papers)
+            if fraction is not None:
+                keep = topics.in_fit_sample(snapshot.paper_ids, fraction, options.seed)
+                fit_texts = [t for t, k in zip(texts, keep) if k]
+                log(f"LDA fit sample: {len(fit_texts):,} of {snapshot.n_papers:,} papers")
             topic_model = timed("LDA fit", lambda: topics.TopicModel(num_topics=options.num_topics,
-                                                                     random_state=options.seed).fit(texts))
+                                                                     random_state=options.seed).fit(fit_texts))
         f.topic_model = topic_model
         f.paper_topics, f.paper_topics_empty = timed("LDA infer",
                                                      lambda: topic_model.transform(texts, return_empty=True))

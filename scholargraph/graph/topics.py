@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import pickle  # only to recognise gensim's load errors
@@ -63,6 +64,22 @@ def auto_chunksize(n_docs: int) -> int:
     """Default documents per online update: n_docs/16, between 256 and 2000, so that even a small corpus
     gets several updates per pass."""
     return int(min(2000, max(256, n_docs // 16)))
+
+
+def in_fit_sample(paper_ids: Iterable[str], fraction: float, seed: int = 0) -> np.ndarray:
+    """Boolean mask: the papers a topic fit on a sample reads (`features --topic-sample`). Each paper is in with
+    probability `fraction`, decided by a hash of the seed and its id alone, so the same papers are drawn
+    whatever the order, the batching or the engine (in process, or in Spark partitions: spark/topics.py)."""
+    cut = int(min(max(fraction, 0.0), 1.0) * 2**64)
+    return np.array([int.from_bytes(hashlib.blake2b(f"{seed}\0{pid}".encode(), digest_size=8).digest(), "big") < cut
+                     for pid in paper_ids], dtype=bool)
+
+
+def fit_sample_fraction(sample: int | None, n_papers: int) -> float | None:
+    """The share of the papers a fit on about `sample` papers draws; None when it reads every paper."""
+    if sample is None or n_papers <= sample:
+        return None
+    return sample / n_papers
 
 
 class TopicModel:

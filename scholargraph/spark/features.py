@@ -24,7 +24,7 @@ from scholargraph.graph import parquet
 from scholargraph.graph.features import ENCODE_CHUNK, FeatureOptions, encode_papers, topic_nodes
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.store import GraphStore
-from scholargraph.graph.topics import TopicModel
+from scholargraph.graph.topics import TopicModel, fit_sample_fraction
 from scholargraph.spark import graph as sg
 from scholargraph.spark import neo4j_io
 from scholargraph.spark import topics as st
@@ -186,8 +186,15 @@ class SparkFeatureEngine:
         opts = self.connector_options
         t0 = time.perf_counter()
         if topic_model is None:
+            papers = g.papers
+            if options.topic_sample is not None:
+                n_papers = papers.count()
+                fraction = fit_sample_fraction(options.topic_sample, n_papers)
+                if fraction is not None:
+                    papers = st.fit_sample(papers, fraction, options.seed)
+                    log(f"LDA fit sample (spark): about {options.topic_sample:,} of {n_papers:,} papers")
             topic_model, stages = st.fit_topic_model(
-                self.spark, g.papers, TopicModel(num_topics=options.num_topics, random_state=options.seed), log)
+                self.spark, papers, TopicModel(num_topics=options.num_topics, random_state=options.seed), log)
             self.timings.update({f"LDA {name}": seconds for name, seconds in stages.items()})
             self.timings["LDA fit"] = time.perf_counter() - t0
         t0 = time.perf_counter()

@@ -38,7 +38,7 @@ import pandas as pd
 from scholargraph.errors import UsageError
 from scholargraph.graph import text as textlib
 from scholargraph.graph.records import paper_text
-from scholargraph.graph.topics import TopicModel
+from scholargraph.graph.topics import TopicModel, in_fit_sample
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -186,6 +186,16 @@ def _priors(model: TopicModel) -> tuple[list[float], float]:
     else:
         raise UsageError(f"--engine spark trains LDA with a fixed eta: None or a number, not {model.eta!r}")
     return [alpha] * k, eta
+
+
+def fit_sample(papers: DataFrame, fraction: float, seed: int) -> DataFrame:
+    """The papers a fit on a sample reads: graph/topics.in_fit_sample per partition (the same papers as in
+    process)."""
+    def keep(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for batch in batches:
+            yield batch[in_fit_sample(batch["id"].tolist(), fraction, seed)]
+
+    return papers.mapInPandas(keep, papers.schema)
 
 
 def fit_topic_model(spark: SparkSession, papers: DataFrame, model: TopicModel,

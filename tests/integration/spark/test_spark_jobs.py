@@ -58,3 +58,30 @@ def test_features_and_jobs_on_spark_score_as_in_process(spark, neo4j_settings, c
             assert _close(on_spark[job], in_process[job]), job
     finally:
         _reset(neo4j_settings)
+
+
+def test_features_fit_topics_on_the_same_sample_on_both_engines(spark, neo4j_settings, tmp_path):
+    """`features --topic-sample N`: the fit reads the papers graph/topics.in_fit_sample draws, on Spark as in
+    process (the same count and vocabulary), and the mixtures are written for every paper."""
+    from scholargraph.graph.features import load_current_models
+    from scholargraph.graph.topics import in_fit_sample
+
+    out = tmp_path / "synth"
+    cli(dict(os.environ), "synth", "--papers", "600", "--seed", "7", "--out", str(out))
+    _reset(neo4j_settings)
+    home = tmp_path / "home"
+    env = env_for(neo4j_settings, home)
+    try:
+        cli(env, "ingest", "aminer", str(out / "corpus.aminer.jsonl"))
+        ids = [r["id"] for r in cypher(neo4j_settings, "MATCH (p:Paper) RETURN p.id AS id")]
+        expected = int(in_fit_sample(ids, 200 / len(ids), seed=0).sum())
+        cli(env, "features", "--only", "topics", "--topic-sample", "200", "--engine", "spark", "--master", "local[2]")
+        on_spark = load_current_models(home / "models")[0]
+        cli(env, "features", "--only", "topics", "--topic-sample", "200", "--retrain", "--force")
+        in_process = load_current_models(home / "models")[0]
+        assert on_spark.n_docs_ == in_process.n_docs_ == expected and 100 < expected < 300
+        assert on_spark.dictionary_.token2id == in_process.dictionary_.token2id
+        written = cypher(neo4j_settings, "MATCH (p:Paper) WHERE p.topicVector IS NOT NULL RETURN count(p) AS n")
+        assert written[0]["n"] == len(ids)
+    finally:
+        _reset(neo4j_settings)

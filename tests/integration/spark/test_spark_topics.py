@@ -51,6 +51,19 @@ def test_the_vocabulary_is_gensims(spark, nips):
     assert (ours.no_below_, ours.passes_, ours.chunksize_) == (ref.no_below_, ref.passes_, ref.chunksize_)
 
 
+def test_a_fit_on_a_sample_reads_the_in_process_sample(spark, nips):
+    from scholargraph.graph.topics import in_fit_sample
+    from scholargraph.spark import topics as st
+
+    sample = st.fit_sample(spark.createDataFrame(nips).repartition(3), 0.3, seed=5)
+    keep = in_fit_sample(nips["id"].tolist(), 0.3, seed=5)
+    assert sorted(r["id"] for r in sample.select("id").collect()) == sorted(nips["id"][keep])
+    ours, _ = st.fit_topic_model(spark, sample, TopicModel(num_topics=10))
+    ref = TopicModel(num_topics=10).fit(texts(nips[keep]))
+    assert ours.n_docs_ == ref.n_docs_ == int(keep.sum())
+    assert ours.dictionary_.token2id == ref.dictionary_.token2id
+
+
 def test_partitioned_inference_is_the_models(spark, nips, tmp_path):
     from scholargraph.spark import topics as st
 

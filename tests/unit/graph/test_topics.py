@@ -17,6 +17,8 @@ from scholargraph.graph.topics import (
     auto_chunksize,
     auto_no_below,
     auto_passes,
+    fit_sample_fraction,
+    in_fit_sample,
     paper_topic_edges,
     topic_authority,
     topic_authority_matrix,
@@ -184,3 +186,40 @@ def test_paper_topic_edges():
     np.testing.assert_allclose(m.toarray(), [[0.7, 0.25, 0], [1 / 3, 1 / 3, 1 / 3], [0.1, 0.1, 0.8]])
     masked = paper_topic_edges(theta, threshold=0.3, paper_mask=np.array([True, False, True]))
     np.testing.assert_allclose(masked.toarray(), [[0.7, 0, 0], [0, 0, 0], [0, 0, 0.8]])
+
+
+def test_the_fit_sample_is_decided_per_paper_by_id_and_seed():
+    ids = [f"aminer:{i}" for i in range(20_000)]
+    keep = in_fit_sample(ids, 0.1, seed=0)
+    assert 1_800 < keep.sum() < 2_200  # Bernoulli(0.1): 2,000 expected, sd 42
+    # The same papers whatever the order or the batch they come in (Spark partitions see any cut of them).
+    shuffled = np.random.default_rng(1).permutation(len(ids))
+    assert np.array_equal(in_fit_sample([ids[i] for i in shuffled], 0.1, seed=0), keep[shuffled])
+    assert np.array_equal(np.concatenate([in_fit_sample(ids[:7], 0.1), in_fit_sample(ids[7:], 0.1)]), keep)
+    # Another seed draws other papers; a larger fraction keeps every paper a smaller one kept.
+    assert (in_fit_sample(ids, 0.1, seed=1) != keep).sum() > 1_000
+    assert not (keep & ~in_fit_sample(ids, 0.3, seed=0)).any()
+    assert in_fit_sample(ids[:50], 1.0).all() and not in_fit_sample(ids[:50], 0.0).any()
+
+
+def test_fit_sample_fraction_is_none_when_the_sample_covers_the_corpus():
+    assert fit_sample_fraction(None, 1_000) is None
+    assert fit_sample_fraction(1_000, 1_000) is None and fit_sample_fraction(5_000, 1_000) is None
+    assert fit_sample_fraction(250, 1_000) == 0.25
+
+
+def test_features_fit_the_topic_model_on_the_sample_and_infer_every_paper(tmp_path):
+    from scholargraph.graph.features import FeatureOptions, compute_features
+
+    out = tmp_path / "synth"
+    generate(SynthParams(papers=1500, seed=3), out)
+    s = snapshot_from_files("aminer", [str(out / CORPUS_FILES["aminer"])])
+    logged: list[str] = []
+    f = compute_features(s, FeatureOptions(only=("topics",), topic_sample=400), log=logged.append)
+    expected = int(in_fit_sample(s.paper_ids, 400 / s.n_papers).sum())
+    assert f.topic_model.n_docs_ == expected and 300 < expected < 500
+    assert any(f"LDA fit sample: {expected:,} of {s.n_papers:,} papers" in m for m in logged)
+    assert f.paper_topics.shape == (s.n_papers, 10)
+    assert np.allclose(f.paper_topics.sum(axis=1), 1.0)
+    whole = compute_features(s, FeatureOptions(only=("topics",)))
+    assert whole.topic_model.n_docs_ == s.n_papers
