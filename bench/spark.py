@@ -205,8 +205,8 @@ def in_process(store: Neo4jStore, work: Work, sampler: RssSampler, results: dict
                      "ACCN": (snapshot.author_ids, f.author_pagerank_citation),
                      "VCCN": (snapshot.venue_ids, f.venue_pagerank)}
         del f
+    index = snapshot.paper_index
     if "topics" in work.steps:
-        index = {pid: i for i, pid in enumerate(snapshot.paper_ids)}
         with sampler.step(f"LDA fit (gensim, {len(work.fit_ids):,} papers)", results):
             model = work.topic_model().fit([snapshot.text(index[pid]) for pid in work.fit_ids])
         options = replace(work.options, only=("topics",))
@@ -219,17 +219,19 @@ def in_process(store: Neo4jStore, work: Work, sampler: RssSampler, results: dict
         expected["topic_diversity"] = (snapshot.author_ids, f.topic_diversity)
         del f
     if "vectors" in work.steps:
-        index = {pid: i for i, pid in enumerate(snapshot.paper_ids)}
         mask = np.zeros(snapshot.n_papers, dtype=bool)
         mask[[index[pid] for pid in work.encode_ids]] = True
         encoder = make_encoder(work.encoder_name).fit([])
+        written: dict = {}  # the parity's reference: the vectors as they were written, kept by the sink
+
+        def write(part, vectors, snapshot=snapshot):
+            write_text_vector_rows(store, snapshot, encoder.key, part, vectors)
+            written.update((snapshot.paper_ids[int(i)], v) for i, v in zip(part, vectors))
+
         with sampler.step(f"text vectors + write ({int(mask.sum()):,} papers)", results):
-            encode_papers(snapshot, encoder, mask, sink=lambda part, vectors, snapshot=snapshot:
-                          write_text_vector_rows(store, snapshot, encoder.key, part, vectors), chunk=work.chunk)
+            encode_papers(snapshot, encoder, mask, sink=write, chunk=work.chunk)
         expected["encoder"] = encoder
-        got_ids, values = store.read_nodes("Paper", ["semantic_vector"])
-        wanted = set(work.encode_ids)
-        expected["semantic_vector"] = {pid: v for pid, v in zip(got_ids, values["semantic_vector"]) if pid in wanted}
+        expected["semantic_vector"] = written
         store.write_node_properties("Paper", work.encode_ids, {name: [None] * len(work.encode_ids) for name in
                                                                ("semantic_vector", "semantic_encoder",
                                                                 "semantic_text_hash")})

@@ -83,7 +83,6 @@ def reviewer_tables(spark, seeds: list[int], args) -> None:
         print(f"| {seed} | {fit} | {seconds:.1f} | {loss:.4f} | [{low:.3f}, {high:.3f}] |")
 
 
-
 def topic_fits(spark, past, seed: int) -> list[tuple[str, float, np.ndarray]]:
     """(fit, seconds, per-paper topics of `past`) from gensim and from Spark, both with 10 topics and `seed`."""
     import pandas as pd
@@ -129,13 +128,12 @@ def rising_star_tables(spark, seeds: list[int]) -> None:
             rows.append(("hep-th 1994 -> 1997 (overall)", seed, fit, seconds, main["IIRL"]["overall"],
                          main["Base-2"]["overall"]))
             _print_row(rows[-1])
-    ks = KS
     print("\n| corpus, protocol | LDA seed | topic model | topic fit s | "
-          + " | ".join(f"IIRL Pre@{k}%" for k in ks) + " | " + " | ".join(f"Base-2 Pre@{k}%" for k in ks) + " |")
-    print("|---|---|---|---|" + "---|" * (2 * len(ks)))
+          + " | ".join(f"IIRL Pre@{k}%" for k in KS) + " | " + " | ".join(f"Base-2 Pre@{k}%" for k in KS) + " |")
+    print("|---|---|---|---|" + "---|" * (2 * len(KS)))
     for corpus, seed, fit, seconds, iirl, base in rows:
-        print(f"| {corpus} | {seed} | {fit} | {seconds:.1f} | " + " | ".join(f"{iirl[k]:.3f}" for k in ks) + " | "
-              + " | ".join(f"{base[k]:.3f}" for k in ks) + " |")
+        print(f"| {corpus} | {seed} | {fit} | {seconds:.1f} | " + " | ".join(f"{iirl[k]:.3f}" for k in KS) + " | "
+              + " | ".join(f"{base[k]:.3f}" for k in KS) + " |")
 
 
 def _print_row(row) -> None:
