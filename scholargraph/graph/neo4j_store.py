@@ -473,8 +473,15 @@ class Neo4jStore:
         return (int(row[0]["edges"]), int(row[0]["papers"])) if row else (0, 0)
 
     def server_time(self) -> int:
-        """The server's clock in ms since the epoch (the clock of Paper.ingestedAt)."""
-        return int(self.run_read("store/server_time")[0]["now"])
+        """The server's clock in ms since the epoch (the clock of Paper.ingestedAt), held below every write
+        not yet visible: a transaction stamps its papers when it writes them, not when it commits, so a
+        watermark read while an ingest is open would pass papers that its snapshot cannot see yet. The clock
+        is read first, then the transactions open since before it: one that commits later still has its
+        papers after the returned time, and one that committed in between is in any snapshot read after."""
+        now = int(self.run_read("store/server_time")[0]["now"])
+        rows = self.run_autocommit("store/oldest_open_transaction", before=now)  # SHOW runs outside a transaction
+        started = rows[0]["started"] if rows else None
+        return min(now, int(started)) - 1 if started is not None else now - 1
 
     def last_change(self) -> int | None:
         rows = self.run_read("store/last_change")
