@@ -44,7 +44,7 @@ def main() -> None:
 
     work = Path(args.work or tempfile.mkdtemp(prefix="sg-bench-features-"))
     with bench_server(17696, heap="4g", pagecache="2g", plugins="apoc,gds" if args.gds else "apoc") as settings:
-        with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password,
+        with Neo4jStore(settings.uri, settings.neo4j_user, settings.password,
                         settings.neo4j_database) as store:
             store.apply_schema()
             if not args.reuse:

@@ -143,7 +143,7 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="sg-bench-ingest-"))
     with bench_server(17697) as settings:
-        with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password,
+        with Neo4jStore(settings.uri, settings.neo4j_user, settings.password,
                         settings.neo4j_database) as store:
             store.apply_schema()
             if args.skip_acm:
@@ -187,7 +187,7 @@ def main() -> None:
 def _reconnect(store: Neo4jStore, settings) -> Neo4jStore:
     """A bulk load restarts the server: a fresh connection."""
     store.close()
-    return Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database)
+    return Neo4jStore(settings.uri, settings.neo4j_user, settings.password, settings.neo4j_database)
 
 
 def _generate(work: Path, papers: int) -> str:

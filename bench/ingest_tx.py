@@ -259,7 +259,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="sg-bench-tx-"))
     results = []
     with bench_server(args.port) as settings:
-        with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password,
+        with Neo4jStore(settings.uri, settings.neo4j_user, settings.password,
                         settings.neo4j_database) as store:
             store.apply_schema()
             if args.warmup:

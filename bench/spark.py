@@ -416,7 +416,7 @@ def main() -> None:
         server_pid = local_server.running_pid(settings)
         if server_pid:
             EXCLUDED.add(server_pid)
-        with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database) as store:
+        with Neo4jStore(settings.uri, settings.neo4j_user, settings.password, settings.neo4j_database) as store:
             stats = store.stats()
             results["graph"] = {"papers": stats["nodes"]["Paper"], "authors": stats["nodes"]["Author"],
                                 "venues": stats["nodes"]["Venue"], "citations": stats["relationships"]["CITES"],

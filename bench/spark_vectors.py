@@ -50,7 +50,7 @@ def main() -> None:
 
     options = FeatureOptions(only=("vectors",), encoder=args.encoder, commit_every=args.commit_every)
     with bench_server(17699) as settings, tempfile.TemporaryDirectory(prefix="sg-spark-vectors-") as work:
-        with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database) as store:
+        with Neo4jStore(settings.uri, settings.neo4j_user, settings.password, settings.neo4j_database) as store:
             ingest(store, "aminer", [args.corpus], quarantine_path=Path(work) / "q", checkpoint_dir=Path(work) / "c",
                    quiet=True)
             models = Path(work) / "models"

@@ -80,7 +80,7 @@ def main() -> None:
     args = ap.parse_args()
 
     with bench_server(17698) as settings:
-        with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password,
+        with Neo4jStore(settings.uri, settings.neo4j_user, settings.password,
                         settings.neo4j_database) as store:
             store.apply_schema()
             base_bundles = make_bundles(args.baseline_papers)

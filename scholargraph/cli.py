@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import click
 
@@ -17,9 +17,6 @@ from scholargraph.errors import ScholargraphError
 class AppContext:
     settings: Settings
     quiet: bool = False
-
-    def with_password(self, password: str) -> Settings:
-        return replace(self.settings, neo4j_password=password)
 
 
 class ScholargraphGroup(click.Group):
@@ -55,6 +52,8 @@ def main(ctx: click.Context, config: str | None, quiet: bool) -> None:
     """scholargraph: load bibliographic dumps into Neo4j and rank reviewers, rising stars and citations."""
     try:
         settings = Settings.load(config_file=config)
+    except ScholargraphError:
+        raise  # a bad setting: one line naming the file or variable (ScholargraphGroup.invoke)
     except (OSError, ValueError) as exc:
         raise click.UsageError(f"bad configuration: {exc}") from None
     ctx.obj = AppContext(settings=settings, quiet=quiet)

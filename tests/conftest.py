@@ -61,8 +61,9 @@ def neo4j_settings():
 def cli_env(settings, home: Path) -> dict:
     """The environment a `scholargraph` subprocess needs to reach the test server, with its own home."""
     env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=settings.uri, SCHOLARGRAPH_HOME=str(home))
-    if settings.neo4j_password:
-        env["SCHOLARGRAPH_NEO4J_PASSWORD"] = settings.neo4j_password
+    env.pop("SCHOLARGRAPH_NEO4J_PASSWORD", None)
+    if settings.password:  # the test server's generated password (its home's file), or an explicit one
+        env["SCHOLARGRAPH_NEO4J_PASSWORD"] = settings.password
     return env
 
 
@@ -70,7 +71,7 @@ def open_test_store(settings):
     """A store on the test server (use as a context manager)."""
     from scholargraph.graph.neo4j_store import Neo4jStore
 
-    return Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database)
+    return Neo4jStore(settings.uri, settings.neo4j_user, settings.password, settings.neo4j_database)
 
 
 @pytest.fixture
@@ -78,7 +79,7 @@ def store(neo4j_settings):
     """A store on an empty database; emptied again afterwards (Community has one user database)."""
     from scholargraph.graph.neo4j_store import Neo4jStore
 
-    s = Neo4jStore(neo4j_settings.uri, neo4j_settings.neo4j_user, neo4j_settings.neo4j_password,
+    s = Neo4jStore(neo4j_settings.uri, neo4j_settings.neo4j_user, neo4j_settings.password,
                    neo4j_settings.neo4j_database)
     s.apply_schema()
     s.reset()

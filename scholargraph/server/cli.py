@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import click
 
@@ -24,13 +25,18 @@ def neo4j_group() -> None:
 
 
 @neo4j_group.command("start")
-@click.option("--password", envvar="SCHOLARGRAPH_NEO4J_PASSWORD", default=None,
-              help="Turn authentication on with this password for user neo4j (never printed).")
+@click.option("--no-auth", is_flag=True,
+              help="No password at all, for a throw-away server (SCHOLARGRAPH_NEO4J_AUTH=off does the same): "
+                   "every account on this machine can then read and change the graph.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for Bolt (and HTTP).")
 @click.pass_obj
-def start_cmd(obj, password: str | None, timeout: float) -> None:
-    """Start the managed server (or reuse the running one)."""
-    settings = obj.settings if password is None else obj.with_password(password)
+def start_cmd(obj, no_auth: bool, timeout: float) -> None:
+    """Start the managed server (or reuse the running one).
+
+    Authentication is on: user neo4j with SCHOLARGRAPH_NEO4J_PASSWORD when it is set, else with a random
+    password generated on the first start into $SCHOLARGRAPH_HOME/neo4j-password (mode 0600), which every
+    command reads. The password is never printed."""
+    settings = replace(obj.settings, neo4j_auth=False) if no_auth else obj.settings
     was_running = local_server.running_pid(settings) is not None
     t0 = time.monotonic()
     st = local_server.start(settings, timeout=timeout, quiet=obj.quiet)
@@ -38,8 +44,24 @@ def start_cmd(obj, password: str | None, timeout: float) -> None:
         click.echo(f"Neo4j {st.version} already running at {st.uri} (pid {st.pid})")
     else:
         click.echo(f"Neo4j {st.version} started at {st.uri} (pid {st.pid}) in {time.monotonic() - t0:.1f}s")
+    click.echo(f"auth:    {_auth_line(st, settings)}")
     if st.browser_url:
         click.echo(f"Neo4j Browser: {st.browser_url} (the query library's guide opens on connect)")
+    if was_running and st.auth is not True and settings.neo4j_auth:
+        click.echo("note: this server runs without authentication (it was started so, or before authentication "
+                   "became the default); restart it to turn it on: scholargraph neo4j stop && scholargraph neo4j "
+                   "start", err=True)
+
+
+def _auth_line(st: local_server.ServerStatus, settings) -> str:
+    """How to log in, never the password itself."""
+    if st.auth is None:
+        return "unknown (started by an earlier version; restart to turn authentication on)"
+    if not st.auth:
+        return "off (every account on this machine can connect)"
+    if st.password_file is not None:
+        return f"user {settings.neo4j_user}, the password in {st.password_file}"
+    return f"user {settings.neo4j_user}, the password of SCHOLARGRAPH_NEO4J_PASSWORD"
 
 
 @neo4j_group.command("stop")
@@ -62,6 +84,7 @@ def status_cmd(obj) -> None:
     click.echo(f"version: Neo4j {st.version}")
     click.echo(f"uri:     {st.uri}")
     click.echo(f"browser: {st.browser_url or '-'}")
+    click.echo(f"auth:    {_auth_line(st, obj.settings) if st.running else '-'}")
     click.echo(f"pid:     {st.pid if st.pid else '-'}")
     click.echo(f"home:    {st.home}")
     click.echo(f"store:   {_human_bytes(st.store_bytes)}")

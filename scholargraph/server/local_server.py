@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from scholargraph.config import APOC_VERSION, BROWSER_VERSION, GDS_VERSION, NEO4J_VERSION, Settings
+from scholargraph.config import (
+    APOC_VERSION,
+    BROWSER_VERSION,
+    GDS_VERSION,
+    NEO4J_VERSION,
+    Settings,
+    ensure_password_file,
+)
 from scholargraph.errors import ServerError
 from scholargraph.server import browser_guide
 
@@ -48,6 +55,10 @@ class ServerStatus:
     home: Path
     # The Neo4j Browser (http://127.0.0.1:PORT/browser/), or None when the HTTP port is 0 / was off.
     browser_url: str | None = None
+    # Whether the running server asks for a password (None: not running, or started before this was kept).
+    auth: bool | None = None
+    # Where the password is when it is the generated one (None: an explicit password, or auth off).
+    password_file: Path | None = None
 
 
 def _runtime_dir(settings: Settings) -> Path:
@@ -68,6 +79,18 @@ def _port_file(settings: Settings) -> Path:
 
 def _http_port_file(settings: Settings) -> Path:
     return _run_dir(settings) / "http_port"
+
+
+def _auth_file(settings: Settings) -> Path:
+    """Whether the running server was started with authentication ("on" / "off")."""
+    return _run_dir(settings) / "auth"
+
+
+def _running_auth(settings: Settings) -> bool | None:
+    try:
+        return _auth_file(settings).read_text().strip() == "on"
+    except OSError:
+        return None  # a server started before the file was kept: it ran with the old default, auth off
 
 
 def _browser_jar(settings: Settings) -> Path:
@@ -332,8 +355,11 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     if http_port > 0 and _port_open(http_port):
         raise _port_in_use(http_port, "SCHOLARGRAPH_NEO4J_HTTP_PORT", ", or 0 to turn the Neo4j Browser off")
     home = settings.home
+    home.mkdir(parents=True, exist_ok=True)
+    os.chmod(home, 0o700)  # the store, the logs and the password file are this account's alone
     for sub in ("run", "logs", "plugins"):
         (home / sub).mkdir(parents=True, exist_ok=True)
+    password = server_password(settings)
     plugin_dirs = [_plugin_dir(runtime, name) for name in requested_plugins(settings)]
     _sync_plugins(plugin_dirs, home / "plugins")
     # APOC registers extensions through the classpath ServiceLoader, which embedded mode does not
@@ -350,9 +376,9 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
                                  *(str(d / "*") for d in plugin_dirs)])
     env = dict(os.environ)
     env.pop("SCHOLARGRAPH_NEO4J_PASSWORD", None)
-    if settings.neo4j_password:
+    if password:
         # Passed in the environment, never on the command line, so `ps` cannot show it.
-        env["SCHOLARGRAPH_NEO4J_PASSWORD"] = settings.neo4j_password
+        env["SCHOLARGRAPH_NEO4J_PASSWORD"] = password
     env["SCHOLARGRAPH_NEO4J_PAGECACHE"] = settings.pagecache
     env.pop("SCHOLARGRAPH_NEO4J_BROWSER_GUIDE", None)
     if guide:
@@ -366,6 +392,7 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     _pid_file(settings).write_text(str(proc.pid))
     _port_file(settings).write_text(str(port))
     _http_port_file(settings).write_text(str(http_port))
+    _auth_file(settings).write_text("on" if password else "off")
     _wait_ready(settings, proc.pid, port, timeout, proc, http_port=http_port)
     # The server outlives this process by design (`neo4j stop` ends it through its pid file): its handle
     # is dropped here without the "subprocess is still running" ResourceWarning.
@@ -373,6 +400,14 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
         warnings.simplefilter("ignore", ResourceWarning)
         del proc
     return status(settings)
+
+
+def server_password(settings: Settings) -> str | None:
+    """The password the managed server starts with: the explicit one, else the home's generated one
+    (created on the first start); None only when authentication is turned off explicitly."""
+    if not settings.neo4j_auth:
+        return None
+    return settings.neo4j_password or ensure_password_file(settings.home)
 
 
 def _sync_plugins(provided_dirs: list[Path], plugins: Path) -> None:
@@ -441,7 +476,7 @@ def _reap(pid: int) -> None:
 
 
 def _cleanup_run_files(settings: Settings) -> None:
-    for path in (_pid_file(settings), _run_dir(settings) / "ready"):
+    for path in (_pid_file(settings), _run_dir(settings) / "ready", _auth_file(settings)):
         path.unlink(missing_ok=True)
 
 
@@ -466,9 +501,12 @@ def status(settings: Settings) -> ServerStatus:
         version = ready.read_text().strip() or None
     port = _running_port(settings) if pid is not None else settings.neo4j_port
     http_port = _running_http_port(settings) if pid is not None else settings.neo4j_http_port
+    auth = _running_auth(settings) if pid is not None else None
+    generated = auth and not settings.neo4j_password and settings.password_file.exists()
     return ServerStatus(running=pid is not None, pid=pid, uri=f"bolt://127.0.0.1:{port}",
                         version=version or NEO4J_VERSION, store_bytes=_dir_size(settings.home / "neo4j"),
-                        home=settings.home, browser_url=browser_url(http_port))
+                        home=settings.home, browser_url=browser_url(http_port), auth=auth,
+                        password_file=settings.password_file if generated else None)
 
 
 def tail_logs(settings: Settings, lines: int = 50) -> list[str]:

@@ -153,9 +153,9 @@ def spark_session(settings: Settings, master: str | None = None, app: str = "sch
 def neo4j_options(settings: Settings, uri: str) -> dict[str, str]:
     """The connector's connection options for the server the store talks to."""
     options = {"url": uri}
-    if settings.neo4j_password:
+    if settings.password:
         options.update({"authentication.type": "basic", "authentication.basic.username": settings.neo4j_user,
-                        "authentication.basic.password": settings.neo4j_password})
+                        "authentication.basic.password": settings.password})
     else:
         options["authentication.type"] = "none"
     if settings.neo4j_database:

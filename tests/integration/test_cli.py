@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import cli_env
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "ingest"
 
@@ -44,7 +46,7 @@ def test_wrong_password_is_one_line(neo4j_settings, spare_settings):
 
 
 def test_db_commands(store, neo4j_settings, tmp_path):
-    env = {"SCHOLARGRAPH_NEO4J_URI": neo4j_settings.uri, "SCHOLARGRAPH_HOME": str(tmp_path / "home")}
+    env = cli_env(neo4j_settings, tmp_path / "home")
     assert run_cli("db", "init", env_extra=env).returncode == 0
     loaded = run_cli("-q", "ingest", "aminer", str(FIXTURES / "aminer_v10.jsonl"), "--max-bad-ratio", "1",
                      env_extra=env)  # the fixture holds bad records on purpose

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -12,7 +11,7 @@ import pytest
 from scholargraph.graph.records import Author, Authorship, Paper, PaperBundle
 from scholargraph.graph.scoring import ScoringRun
 from scholargraph.ranking.jobs import JobLocked, LeasedLock
-from tests.conftest import REPO
+from tests.conftest import REPO, cli_env
 
 
 def test_second_run_exits_4_while_the_lock_is_held(store, neo4j_settings):
@@ -21,7 +20,7 @@ def test_second_run_exits_4_while_the_lock_is_held(store, neo4j_settings):
             with LeasedLock(store, lease_seconds=120):
                 pass
         assert info.value.exit_code == 4
-        env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=neo4j_settings.uri)
+        env = cli_env(neo4j_settings, neo4j_settings.home)
         proc = subprocess.run([sys.executable, "-m", "scholargraph.cli", "-q", "jobs", "run", "--only", "features"],
                               cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 4 and "another scoring run is in progress" in proc.stderr

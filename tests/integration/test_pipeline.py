@@ -42,7 +42,7 @@ def start_cli(env: dict, *args: str) -> subprocess.Popen:
 
 def cypher(settings, query: str, **params) -> list[dict]:
     """Ad-hoc reads for the assertions (the package itself only reads through its store)."""
-    auth = (settings.neo4j_user, settings.neo4j_password) if settings.neo4j_password else None
+    auth = (settings.neo4j_user, settings.password) if settings.password else None
     with neo4j.GraphDatabase.driver(settings.uri, auth=auth) as driver:
         records, _, _ = driver.execute_query(query, parameters_=params, database_=settings.neo4j_database)
         return [r.data() for r in records]
@@ -50,8 +50,8 @@ def cypher(settings, query: str, **params) -> list[dict]:
 
 def env_for(settings, home: Path) -> dict:
     env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=settings.uri, SCHOLARGRAPH_HOME=str(home))
-    if settings.neo4j_password:
-        env["SCHOLARGRAPH_NEO4J_PASSWORD"] = settings.neo4j_password
+    if settings.password:
+        env["SCHOLARGRAPH_NEO4J_PASSWORD"] = settings.password
     return env
 
 
@@ -81,7 +81,7 @@ def demo(neo4j_settings, world, tmp_path_factory) -> Demo:
     """The demo's steps, small: ingest, features, the three models trained, one scheduled run."""
     home = tmp_path_factory.mktemp("home")
     env = env_for(neo4j_settings, home)
-    with Neo4jStore(neo4j_settings.uri, neo4j_settings.neo4j_user, neo4j_settings.neo4j_password,
+    with Neo4jStore(neo4j_settings.uri, neo4j_settings.neo4j_user, neo4j_settings.password,
                     neo4j_settings.neo4j_database) as store:
         store.apply_schema()
         store.reset()
@@ -97,7 +97,7 @@ def demo(neo4j_settings, world, tmp_path_factory) -> Demo:
     cli(env, "reviewers", "assign", "--venue", venues.most_common(1)[0][0], "--year", str(end_year),
         "--per-paper", "2", "--max-load", "3", "--write")
     yield Demo(neo4j_settings, env, home, world, end_year)
-    with Neo4jStore(neo4j_settings.uri, neo4j_settings.neo4j_user, neo4j_settings.neo4j_password,
+    with Neo4jStore(neo4j_settings.uri, neo4j_settings.neo4j_user, neo4j_settings.password,
                     neo4j_settings.neo4j_database) as store:
         store.reset()
 

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import require_shared_data
+from tests.conftest import cli_env, require_shared_data
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_expertise_protocol_on_the_gold_standard_dev_half(store, neo4j_settings, tmp_path):
     data = require_shared_data("goldstandard-dev")
-    env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=neo4j_settings.uri, SCHOLARGRAPH_HOME=str(tmp_path / "home"))
+    env = cli_env(neo4j_settings, tmp_path / "home")
 
     def cli(*args):
         proc = subprocess.run([sys.executable, "-m", "scholargraph.cli", "-q", *args], capture_output=True,

@@ -4,8 +4,8 @@
 // Usage: java -cp <jars> ScholargraphNeo4j <home-dir> <bolt-port> [<http-port>]
 //        An HTTP port of 0 (or none) leaves the HTTP connector off. The Browser is served from the
 //        neo4j-browser jar on the classpath.
-// Environment: SCHOLARGRAPH_NEO4J_PASSWORD (optional; turns authentication on, for Bolt and HTTP alike;
-//              never logged),
+// Environment: SCHOLARGRAPH_NEO4J_PASSWORD (turns authentication on, for Bolt and HTTP alike; the CLI passes
+//              the password file's or the user's; absent only with --no-auth; never logged),
 //              SCHOLARGRAPH_NEO4J_PAGECACHE (e.g. "512m"),
 //              SCHOLARGRAPH_NEO4J_BROWSER_GUIDE (optional; the URL of a Browser guide played on connect).
 // Writes <home>/run/ready once Bolt accepts connections; removes it on shutdown.
@@ -25,6 +25,7 @@ import org.neo4j.configuration.connectors.HttpConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
+import org.neo4j.graphdb.QueryExecutionException;
 import org.neo4j.io.ByteUnit;
 import org.neo4j.kernel.internal.Version;
 import org.neo4j.server.configuration.ServerSettings;
@@ -90,14 +91,17 @@ public final class ScholargraphNeo4j {
             stopped.countDown();
         }, "scholargraph-shutdown"));
 
-        if (auth) {
-            // The default user 'neo4j' starts with password 'neo4j' and a forced change; set ours.
-            // Parameters keep the password out of query logs.
-            dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
-                    "ALTER USER neo4j SET PLAINTEXT PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", password));
+        try {
+            if (auth) {
+                setPassword(dbms, password);
+            }
+            // Touch the default database so a store left by a kill -9 is recovered before we say ready.
+            dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME).executeTransactionally("RETURN 1");
+        } catch (RuntimeException e) {
+            // The DBMS's own threads would keep the JVM alive after main throws: a start that failed must end.
+            System.out.println("scholargraph-neo4j: ERROR during start-up: " + e.getMessage());
+            System.exit(1);
         }
-        // Touch the default database so a store left by a kill -9 is recovered before we say ready.
-        dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME).executeTransactionally("RETURN 1");
 
         Files.writeString(ready, Version.getNeo4jVersion() + "\n", StandardCharsets.UTF_8);
         System.out.println("scholargraph-neo4j: Neo4j " + Version.getNeo4jVersion()
@@ -105,5 +109,20 @@ public final class ScholargraphNeo4j {
                 + (http ? ", Browser http://127.0.0.1:" + httpPort + "/browser/" : ", HTTP off")
                 + (auth ? " (auth on)" : " (auth off)"));
         stopped.await();
+    }
+
+    // The default user 'neo4j' starts with password 'neo4j' and a forced change; set ours on every start
+    // (the password file or SCHOLARGRAPH_NEO4J_PASSWORD is the source of truth). Neo4j refuses to "change"
+    // a password to the one it already has: that is a restart with the same password, and nothing to do.
+    // Parameters keep the password out of query logs.
+    private static void setPassword(DatabaseManagementService dbms, String password) {
+        try {
+            dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
+                    "ALTER USER neo4j SET PLAINTEXT PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", password));
+        } catch (QueryExecutionException e) {
+            if (e.getMessage() == null || !e.getMessage().contains("Old password and new password cannot be the same")) {
+                throw e;
+            }
+        }
     }
 }

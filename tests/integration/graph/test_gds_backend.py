@@ -19,7 +19,7 @@ def test_networkx_and_gds_pagerank_agree(spare_settings, tmp_path):
     generate(SynthParams(papers=2000, seed=3, reviewer_queries=2, citation_queries=2), tmp_path / "w")
     local_server.start(settings, quiet=True)
     try:
-        with Neo4jStore(settings.uri) as store:
+        with Neo4jStore(settings.uri, password=settings.password) as store:
             assert store.has_gds()
             store.apply_schema()
             ingest(store, "aminer", [str(tmp_path / "w" / "corpus.aminer.jsonl")], quarantine_path=tmp_path / "q",

@@ -21,7 +21,7 @@ def bundle(pid, sources, authors, venue=None, doi=None, year=2001):
 
 def dump(settings) -> tuple[list, list]:
     """Every node (labels, properties) and relationship (type, end ids, properties), sorted: the whole graph."""
-    auth = (settings.neo4j_user, settings.neo4j_password) if settings.neo4j_password else None
+    auth = (settings.neo4j_user, settings.password) if settings.password else None
     with neo4j.GraphDatabase.driver(settings.uri, auth=auth) as driver:
         nodes, _, _ = driver.execute_query(
             "MATCH (n) WHERE NOT n:Migration RETURN labels(n) AS labels, properties(n) AS props",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scholargraph.ingest.loader import ingest
-from tests.conftest import REPO, require_shared_data
+from tests.conftest import REPO, cli_env, require_shared_data
 
 
 def run(store, tmp_path, fmt, paths, **kw):
@@ -82,7 +81,7 @@ def _cli(args, env):
 
 def test_kill_minus_9_then_resume_gives_uninterrupted_counts(store, tmp_path, neo4j_settings):
     data = write_aminer(tmp_path / "big.jsonl", 12_000, bad_every=997)
-    env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=neo4j_settings.uri, SCHOLARGRAPH_HOME=str(tmp_path / "home"))
+    env = cli_env(neo4j_settings, tmp_path / "home")
     args = ["ingest", "aminer", str(data), "--batch-size", "300", "--quarantine", str(tmp_path / "q.jsonl")]
     # Reference: one uninterrupted run.
     with _cli([*args, "--restart"], env) as ref:
@@ -118,7 +117,7 @@ def test_kill_minus_9_then_resume_gives_uninterrupted_counts(store, tmp_path, ne
 
 def test_bad_ratio_exit_code_and_unreadable_path(store, tmp_path, neo4j_settings):
     data = write_aminer(tmp_path / "bad.jsonl", 200, bad_every=10, refs=1)
-    env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=neo4j_settings.uri, SCHOLARGRAPH_HOME=str(tmp_path / "home"))
+    env = cli_env(neo4j_settings, tmp_path / "home")
     with _cli(["ingest", "aminer", str(data)], env) as proc:
         out, err = proc.communicate(timeout=300)
     assert proc.returncode == 3 and "above --max-bad-ratio" in err

@@ -105,7 +105,7 @@ def browser(neo4j_settings):
 
 
 def _auth(settings) -> tuple[str, str] | None:
-    return (settings.neo4j_user, settings.neo4j_password) if settings.neo4j_password else None
+    return (settings.neo4j_user, settings.password) if settings.password else None
 
 
 def test_browser_page_is_served(browser):
@@ -167,7 +167,7 @@ def test_auth_on_http_api_needs_basic_auth(spare_settings):
         assert code == 401
         code, _ = _cypher(port, "RETURN 1 AS x", ("neo4j", "wrong-password"))
         assert code == 401
-        code, result = _cypher(port, "RETURN 1 AS x", ("neo4j", settings.neo4j_password))
+        code, result = _cypher(port, "RETURN 1 AS x", ("neo4j", settings.password))
         assert code == 200 and result["results"][0]["data"][0]["row"] == [1]
         # The Browser's files and the guide hold no data and load before the login (over Bolt).
         assert _request(f"http://127.0.0.1:{port}/browser/")[0] == 200

@@ -16,13 +16,13 @@ from scholargraph.server import local_server
 
 
 def _write_papers(settings, n: int) -> None:
-    with Neo4jStore(settings.uri, password=settings.neo4j_password) as s:
+    with Neo4jStore(settings.uri, password=settings.password) as s:
         s.apply_schema()
         s.write_bundles([PaperBundle(paper=Paper(f"t:{i}", f"title {i}", sources=(f"t:{i}",))) for i in range(n)])
 
 
 def _paper_count(settings) -> int:
-    with Neo4jStore(settings.uri, password=settings.neo4j_password) as s:
+    with Neo4jStore(settings.uri, password=settings.password) as s:
         return s.stats()["nodes"]["Paper"]
 
 

@@ -18,7 +18,7 @@ JOBS = ("rising-stars", "reviewers", "citations")
 
 
 def _reset(settings) -> None:
-    with Neo4jStore(settings.uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database) as store:
+    with Neo4jStore(settings.uri, settings.neo4j_user, settings.password, settings.neo4j_database) as store:
         store.apply_schema()
         store.reset()
 

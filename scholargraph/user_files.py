@@ -1,0 +1,167 @@
+"""Readers of the small files a user hands the CLI (queries, qrels, id lists, pairs, loads, configs).
+
+Bad bytes, bad JSON, a wrong field or a wrong column become one UsageError (exit 2) that names the option,
+the file and the line, never a traceback: every reader of a user's file goes through here."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+from scholargraph.errors import UsageError
+
+INTEGER = re.compile(r"^[+-]?[0-9]+$")  # ASCII digits only: str.isdigit() accepts '²', which int() refuses
+
+
+def _where(what: str, path: str | Path, line: int | None = None) -> str:
+    name = f"{what} {path}" if what else str(path)
+    return f"{name}:{line}" if line is not None else name
+
+
+class ConfigError(UsageError, ValueError):
+    """A bad setting (the TOML file's or a SCHOLARGRAPH_* variable's): exit 2 with one line, and a ValueError
+    for the callers of Settings.load that catch one."""
+
+
+def bad_line(what: str, path: str | Path, line: int | None, reason: str) -> UsageError:
+    """The one error of a bad user file: `--pool ids.txt:3: reason`."""
+    return UsageError(f"{_where(what, path, line)}: {reason}")
+
+
+def read_text(path: str | Path, what: str, error: type[UsageError] = UsageError) -> str:
+    """The file as UTF-8 text; unreadable or not UTF-8 is a UsageError naming the line of the first bad byte."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise error(f"{_where(what, path)}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise error(f"{_where(what, path, line)}: not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+
+
+def text_lines(path: str | Path, what: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of every line. Lines end at '\\n' only (str.splitlines also splits at form feeds
+    and U+2028), so the numbers are the ones an editor shows."""
+    for n, line in enumerate(read_text(path, what).split("\n"), 1):
+        yield n, line.rstrip("\r")
+
+
+def data_lines(path: str | Path, what: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, whitespace-separated fields) of the lines that are neither blank nor `#` comments."""
+    for n, line in text_lines(path, what):
+        parts = line.split()
+        if parts and not parts[0].startswith("#"):
+            yield n, parts
+
+
+def parse_int(text: str, what: str, path: str | Path, line: int, name: str) -> int:
+    if not INTEGER.match(text):
+        raise bad_line(what, path, line, f"{name} must be an integer, got {text[:40]!r}")
+    return int(text)
+
+
+def parse_float(text: str, what: str, path: str | Path, line: int, name: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise bad_line(what, path, line, f"{name} must be a finite number, got {text[:40]!r}")
+    return value
+
+
+# --- JSON lines -------------------------------------------------------------------------------------------
+
+Check = Callable[[object], bool]
+
+
+def _optional(kind: Check) -> Check:
+    return lambda v: v is None or kind(v)
+
+
+def _is_str(v: object) -> bool:
+    return isinstance(v, str)
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_id(v: object) -> bool:
+    return (isinstance(v, str) and bool(v.strip())) or _is_int(v)
+
+
+def _is_author(v: object) -> bool:
+    return isinstance(v, str) or (isinstance(v, dict) and isinstance(v.get("name", ""), str)
+                                  and _optional(_is_id)(v.get("id")))
+
+
+def _list_of(item: Check) -> Check:
+    return lambda v: isinstance(v, list) and all(item(x) for x in v)
+
+
+# The fields of a submission or draft (citations and reviewers queries, reviewers assign): what each
+# reader takes from it, and in what form. Fields not named here are ignored.
+QUERY_FIELDS: Mapping[str, tuple[Check, str]] = {
+    "id": (_is_id, "a non-empty string or an integer"),
+    "title": (_optional(_is_str), "a string"),
+    "abstract": (_optional(_is_str), "a string"),
+    "year": (_optional(_is_int), "an integer year"),
+    "authors": (_optional(_list_of(_is_author)), "a list of names or {\"name\", \"id\"} objects"),
+    "author_ids": (_optional(_list_of(_is_id)), "a list of ids"),
+    "references": (_optional(_list_of(_is_id)), "a list of paper ids"),
+    "k": (_optional(lambda v: _is_int(v) and v >= 1), "a positive integer"),
+}
+
+
+def read_jsonl(path: str | Path, what: str, fields: Mapping[str, tuple[Check, str]] = QUERY_FIELDS,
+               required: tuple[str, ...] = ("id",)) -> list[dict]:
+    """The JSON objects of a JSON-lines file, one per non-blank line, each field of `fields` checked; a
+    file without one record is refused too (a run over nothing looks like a run with no results)."""
+    records = []
+    for n, line in text_lines(path, what):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise bad_line(what, path, n, f"not JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise bad_line(what, path, n, "JSON nested too deeply") from None
+        if not isinstance(record, dict):
+            raise bad_line(what, path, n, f"expected a JSON object {{...}}, got {type(record).__name__}")
+        for name in required:
+            if name not in record:
+                raise bad_line(what, path, n, f"the object has no {name!r}")
+        for name, (check, expected) in fields.items():
+            if name in record and not check(record[name]):
+                raise bad_line(what, path, n, f"{name!r} must be {expected}, got {json.dumps(record[name])[:40]}")
+        records.append(record)
+    if not records:
+        raise bad_line(what, path, None, "holds no records (expected one JSON object per line)")
+    return records
+
+
+# --- TOML -------------------------------------------------------------------------------------------------
+
+
+def read_toml_table(path: str | Path, table: str, what: str = "--config") -> dict:
+    """The `[table]` of a TOML file ({} when it has none); a bad file is a ConfigError naming it."""
+    text = read_text(path, what, ConfigError)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib of Python 3.11 keeps the position only in its message: "Invalid value (at line 2, column 5)".
+        at = re.search(r"\(at line (\d+), column \d+\)$", str(exc))
+        reason = re.sub(r" \(at [^)]*\)$", "", str(exc))
+        raise ConfigError(f"{_where(what, path, int(at.group(1)) if at else None)}: not TOML ({reason})") from None
+    values = doc.get(table, {})
+    if not isinstance(values, dict):
+        raise ConfigError(f"{_where(what, path)}: {table!r} must be a table ([{table}]), got {type(values).__name__}")
+    return values
