@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class ScholargraphError(Exception):
     """Base class: carries the exit code the CLI should use."""
@@ -51,3 +56,26 @@ class UsageError(ScholargraphError):
     """Bad user input: unknown format, unreadable path, unknown id."""
 
     exit_code = 2
+
+
+class DiskFull(ScholargraphError):
+    """A write failed for want of space (ENOSPC, a file-size limit's EFBIG, a quota); the writer left no
+    half-written file where the next run reads."""
+
+    exit_code = 1
+
+
+# A full disk, a file-size limit (RLIMIT_FSIZE) and a full quota mean the same to the user: no room.
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
+
+
+@contextmanager
+def naming_disk_full(path: str | os.PathLike) -> Iterator[None]:
+    """Turns a write's "no space" OSError into DiskFull naming `path` (a write() error names no file)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in DISK_FULL_ERRNOS:
+            raise
+        raise DiskFull(f"disk full: no space left writing {path} ({exc.strerror}); free some space and "
+                       "run the command again") from exc

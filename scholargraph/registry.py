@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
-from scholargraph.errors import NotFitted
+from scholargraph.errors import NotFitted, naming_disk_full
 
 CONFIG_FILE = "config.json"
 CURRENT_FILE = "current.json"
+
+_M = TypeVar("_M")
 
 
 def write_config(directory: str | os.PathLike, model: str, version: int, config: dict, *,
@@ -21,7 +24,7 @@ def write_config(directory: str | os.PathLike, model: str, version: int, config:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     body = {name_key: model, "version": version, **config}
-    (out / filename).write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    write_atomically(out / filename, (json.dumps(body, indent=2) + "\n").encode("utf-8"))
     return out
 
 
@@ -100,10 +103,11 @@ class ModelRegistry:
         return self.current_file.exists()
 
     def current(self) -> dict | None:
-        """The record of the model in use, or None before the first one."""
-        if not self.current_file.exists():
-            return None
-        return json.loads(self.current_file.read_text(encoding="utf-8"))
+        """The record of the model in use, or None before the first one. A damaged record is NotFitted: it
+        holds the trainer's options that scoring needs, so no other version is guessed in its place."""
+        hint = f"retrain with `{self.train_hint}`" if self.train_hint else "retrain the model"
+        return _read_record(self.current_file, f"{hint}, which publishes a new one (the saved versions under "
+                                               f"{self.root} are kept)")
 
     def require_current(self) -> dict:
         """The record of the model in use; NotFitted saying how to train one when there is none."""
@@ -112,6 +116,18 @@ class ModelRegistry:
             hint = f": run `{self.train_hint}` first" if self.train_hint else ""
             raise NotFitted(f"no {self.label} model{hint}")
         return meta
+
+    def load_current(self, loader: Callable[[str], _M]) -> tuple[_M, dict]:
+        """The model in use, loaded by `loader` from the directory its record names, and the record; a damaged
+        record or model is NotFitted saying how to train a new one."""
+        meta = self.require_current()
+        hint = f"train a new one with `{self.train_hint}`" if self.train_hint else "train a new one"
+        if not isinstance(meta.get("path"), str):
+            raise NotFitted(f"{self.current_file} is damaged (no model path): {hint}")
+        try:
+            return loader(meta["path"]), meta
+        except NotFitted as exc:
+            raise NotFitted(f"{exc} (the current {self.label} model): {hint}") from exc
 
     def publish(self, meta: dict) -> None:
         """Make `meta` the current record; written to a temporary file and renamed, so a reader never
@@ -139,9 +155,8 @@ class CurrentModels:
 
     def paths(self) -> dict[str, str]:
         """Kind -> directory of the models in use (empty before the first)."""
-        if not self.current_file.exists():
-            return {}
-        return json.loads(self.current_file.read_text(encoding="utf-8"))
+        return _read_record(self.current_file, "remove it and run `scholargraph features --retrain` to fit and "
+                                               "publish new models") or {}
 
     def claim(self, kind_dir: str, now: datetime | None = None) -> tuple[str, Path]:
         """A new version of the kind saved under `kind_dir`, and its (new, empty) directory."""
@@ -153,8 +168,57 @@ class CurrentModels:
 
 
 def _write_atomically(path: Path, record: dict) -> None:
-    """`record` as JSON in `path`, written to a temporary file and renamed: a reader never sees half of it."""
+    write_atomically(path, json.dumps(record, indent=2).encode("utf-8"))
+
+
+def _read_record(path: Path, remedy: str) -> dict | None:
+    """The JSON object in `path` (None when there is none); NotFitted naming the file and `remedy` when it is
+    damaged (truncated, not JSON, not an object)."""
+    try:
+        record = json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise NotFitted(f"{path} is damaged ({str(exc).splitlines()[0]}): {remedy}") from exc
+    if not isinstance(record, dict):
+        raise NotFitted(f"{path} is damaged (not a JSON object): {remedy}")
+    return record
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """`data` in `path`, written to a temporary file, synced and renamed: a reader (or the next run after a
+    crash or a full disk) finds the old file or the new one, never half of one. DiskFull names `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with naming_disk_full(path), open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # after a failure: no partial file left to take space
+
+
+def save_state(state: dict, path: str | os.PathLike) -> None:
+    """A torch state dict (tensors only) in `path`, atomically. Serialised in memory first: torch.save into a
+    file that meets a full disk raises a bare RuntimeError ("unexpected pos") and leaves half a file."""
+    import io
+
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    write_atomically(Path(path), buffer.getvalue())
+
+
+def load_state(path: str | os.PathLike, label: str) -> dict:
+    """The state dict saved by `save_state`; NotFitted naming the file when it is missing, truncated or not a
+    torch file (torch raises RuntimeError, UnpicklingError or a bare EOFError for these)."""
+    import torch
+
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # any of torch's readers' errors: each means the same, an unreadable file
+        said = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise NotFitted(f"cannot read the {label} model file {path} ({said})") from exc

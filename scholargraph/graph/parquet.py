@@ -81,7 +81,8 @@ class _TableWriter:
     def _open(self) -> pq.ParquetWriter:
         rel = f"{self.table}/part-{self.prefix}{len(self.parts):05d}.parquet"
         self.parts.append(rel)
-        return pq.ParquetWriter(self.root / rel, self.schema)
+        # Page checksums: without them a damaged byte in a part can read back as a wrong value, not an error.
+        return pq.ParquetWriter(self.root / rel, self.schema, write_page_checksum=True)
 
     def _flush(self) -> None:
         if not self._buffer:
@@ -385,17 +386,34 @@ def read_manifest(in_dir: Path) -> dict:
 
 
 def _rows(in_dir: Path, manifest: dict, table: str, columns: list[str]) -> Iterator[tuple]:
-    """The rows of a table, part by part in manifest order, row order preserved."""
+    """The rows of a table, part by part in manifest order, row order preserved. A damaged part (truncated, a
+    failed page checksum, fewer rows than the manifest counts) is a UsageError naming it."""
+    again = f"export the snapshot again (`scholargraph export parquet {in_dir} --overwrite`)"
+    seen = 0
     for rel in manifest["tables"][table]:
         path = in_dir / rel
         if not path.is_file():
             raise UsageError(f"{in_dir}: part file {rel} listed in the manifest is missing")
-        parquet = pq.ParquetFile(path)
         try:
-            for batch in parquet.iter_batches(batch_size=_BATCH_ROWS, columns=columns):
+            parquet = pq.ParquetFile(path, page_checksum_verification=True)
+        except (OSError, pa.ArrowException) as exc:
+            raise UsageError(f"{path} is damaged ({str(exc).splitlines()[0]}): {again}") from exc
+        try:
+            batches = parquet.iter_batches(batch_size=_BATCH_ROWS, columns=columns)
+            while True:
+                try:
+                    batch = next(batches, None)
+                except (OSError, pa.ArrowException) as exc:
+                    raise UsageError(f"{path} is damaged ({str(exc).splitlines()[0]}): {again}") from exc
+                if batch is None:
+                    break
+                seen += batch.num_rows
                 yield from zip(*(batch.column(c).to_pylist() for c in columns), strict=True)
         finally:
             parquet.close()
+    expected = manifest.get("counts", {}).get(table) if isinstance(manifest.get("counts"), dict) else None
+    if isinstance(expected, int) and expected != seen:
+        raise UsageError(f"{in_dir}: the {table} parts hold {seen:,} rows, the manifest counts {expected:,}: {again}")
 
 
 def read_snapshot(in_dir: Path, with_text: bool = True) -> GraphSnapshot:

@@ -12,6 +12,7 @@ from typing import ClassVar, cast
 import numpy as np
 import scipy.sparse as sp
 
+from scholargraph.errors import UsageError
 from scholargraph.graph.records import paper_text
 from scholargraph.graph.store import GraphStore
 
@@ -72,6 +73,14 @@ class GraphSnapshot:
     @property
     def n_papers(self) -> int:
         return len(self.paper_ids)
+
+    def require_papers(self, what: str) -> GraphSnapshot:
+        """Self, or a UsageError when no paper has been ingested (only cited stubs, or nothing): a model fitted
+        on nothing fails deep inside (an empty vocabulary, empty arrays), far from the reason."""
+        if not int((~np.asarray(self.paper_stub, dtype=bool)).sum()):
+            raise UsageError(f"{what}: the graph holds no papers yet; ingest a dump first "
+                             "(scholargraph ingest FORMAT PATH)")
+        return self
 
     @property
     def n_authors(self) -> int:

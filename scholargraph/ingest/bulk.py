@@ -16,6 +16,7 @@ and aliases are held in memory (a few hundred bytes each).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import marshal
 import os
@@ -99,7 +100,8 @@ class _SpillFile:
                 offset += 4 + size
 
     def close(self) -> None:
-        self._fh.close()
+        with contextlib.suppress(OSError):  # a flush after a full disk: the file is removed anyway
+            self._fh.close()
         self.path.unlink(missing_ok=True)
 
 
@@ -382,7 +384,9 @@ class BulkStaging:
         return int(len(keys))
 
     def close(self) -> None:
-        if not self._cites.closed:
+        """Remove the staging files. Closing flushes, which fails again after a full disk: what it would
+        have flushed is discarded with the files anyway."""
+        with contextlib.suppress(OSError):
             self._cites.close()
         self._cites_path.unlink(missing_ok=True)
         self._spill.close()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scholargraph.config import Settings
-from scholargraph.errors import UsageError
+from scholargraph.errors import UsageError, naming_disk_full
 from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.ingest.bulk import ARRAY_DELIMITER, BulkStaging, StagedCounts, collector_paused
 from scholargraph.ingest.loader import Checkpoint, IngestSummary, ingest
@@ -75,13 +75,19 @@ def bulk_ingest(settings: Settings, fmt: str, paths: list[str], *, quarantine_pa
         t0 = time.perf_counter()
         # The loader as for a transactional ingest (same parsing, batches, quarantine); no resume:
         # the staging lives only as long as this command.
-        with collector_paused():
+        with collector_paused(), naming_disk_full(f"the bulk staging in {work}"):
             summary = ingest(staging, fmt, paths, quarantine_path=quarantine_path,
                              checkpoint_dir=work / "checkpoints", batch_size=batch_size, restart=True, quiet=quiet,
                              parse_workers=parse_workers)
-        t1 = time.perf_counter()
-        files, staged = staging.write_import_files(work / "csv", quiet=quiet)
+            t1 = time.perf_counter()
+            files, staged = staging.write_import_files(work / "csv", quiet=quiet)
         seconds.update(stage=t1 - t0, files=time.perf_counter() - t1)
+    except BaseException:
+        # The server has not stopped and the database is still empty: the staging is of no use to the next
+        # run (it stages afresh) and, on a full disk, holds the space that run needs.
+        staging.close()
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     finally:
         staging.close()
     t2 = time.perf_counter()

@@ -67,7 +67,7 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
             summary = ingest(store, fmt, list(paths), quarantine_path=quarantine,
                              checkpoint_dir=settings.checkpoints_dir, batch_size=batch_size, restart=restart,
                              quiet=obj.quiet, writers=writers, parse_workers=parse_workers,
-                             target=settings.database_target)
+                             target=settings.database_target, warn=lambda line: click.echo(line, err=True))
         phases = []
     click.echo(f"ingest {fmt}{' --bulk' if bulk else ''}: done in {time.perf_counter() - t0:.1f}s")
     for line in summary.lines() + phases:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from scholargraph.errors import InvalidRecord
+from scholargraph.errors import InvalidRecord, naming_disk_full
 from scholargraph.graph.records import PaperBundle, RawRecord
 from scholargraph.graph.store import BatchRows, WriteCounts
 from scholargraph.ingest import sources
@@ -119,7 +119,8 @@ class Checkpoint:
         forgotten = 0
         for path in directory.glob("ingest-*.json"):
             try:
-                if json.loads(path.read_text()).get("target") == target:
+                state = json.loads(path.read_text())
+                if isinstance(state, dict) and state.get("target") == target:
                     path.unlink()
                     forgotten += 1
             except (OSError, ValueError):
@@ -127,12 +128,24 @@ class Checkpoint:
         return forgotten
 
     def load(self) -> bool:
+        """Whether a checkpoint of this command was read. A damaged one (truncated, not JSON, fields of the
+        wrong type) raises DamagedCheckpoint: the caller starts over, which idempotent writes make safe."""
         try:
-            state = json.loads(self.path.read_text())
-        except (OSError, ValueError):
+            text = self.path.read_bytes()
+        except FileNotFoundError:
             return False
-        if state.get("version") != CHECKPOINT_VERSION or state.get("key") != self.key:
+        except OSError as exc:
+            raise DamagedCheckpoint(self.path, exc.strerror or str(exc)) from exc
+        try:
+            state = json.loads(text.decode("utf-8"))
+        except ValueError as exc:
+            raise DamagedCheckpoint(self.path, str(exc).splitlines()[0]) from exc
+        if not isinstance(state, dict) or state.get("version") != CHECKPOINT_VERSION:
+            raise DamagedCheckpoint(self.path, "not a version-1 checkpoint")
+        if state.get("key") != self.key:
             return False
+        if not _valid_checkpoint(state):
+            raise DamagedCheckpoint(self.path, "fields of the wrong type")
         self.state = state
         return True
 
@@ -161,11 +174,32 @@ class Checkpoint:
         self.state["quarantine_offset"] = quarantine_offset
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as fh:
-            json.dump(self.state, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)  # atomic: a kill leaves the old or the new checkpoint, never half
+        try:
+            with naming_disk_full(self.path), open(tmp, "w") as fh:
+                json.dump(self.state, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)  # atomic: a kill or a full disk leaves the old or the new one, never half
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+class DamagedCheckpoint(Exception):
+    """A checkpoint file that cannot be trusted; `ingest` warns and reads every input from the start."""
+
+    def __init__(self, path: Path, reason: str):
+        self.path = path
+        super().__init__(f"warning: the checkpoint {path} is damaged ({reason}): reading every input from the "
+                         "start (writes are idempotent, so nothing is written twice)")
+
+
+def _valid_checkpoint(state: dict) -> bool:
+    files = state.get("files")
+    offset = state.get("quarantine_offset")
+    if not isinstance(files, dict) or not (offset is None or (type(offset) is int and offset >= 0)):
+        return False
+    return all(isinstance(e, dict) and type(e.get("done")) is int and e["done"] >= 0
+               and isinstance(e.get("finished"), bool) for e in files.values())
 
 
 # --- quarantine -------------------------------------------------------------------------------------
@@ -178,7 +212,7 @@ class Quarantine:
         self.path = path
         self.fmt = fmt
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(path, "ab")
+        self._fh = open(path, "ab", buffering=0)  # write() goes straight to the file (see write)
 
     def truncate(self, offset: int) -> None:
         self._fh.flush()
@@ -191,10 +225,23 @@ class Quarantine:
         return self._fh.seek(0, os.SEEK_END)
 
     def write(self, entries: list[dict]) -> int:
-        for entry in entries:
-            self._fh.write((json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8", "replace"))
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        """Append `entries` whole or not at all: on a full disk the file is cut back to where it was, so that
+        no half line is left for the next run to append after (it re-reads these records: no checkpoint
+        covers them)."""
+        if not entries:
+            return self.offset()
+        start = self.offset()
+        blob = b"".join((json.dumps(e, ensure_ascii=False) + "\n").encode("utf-8", "replace") for e in entries)
+        try:
+            with naming_disk_full(self.path):
+                view = memoryview(blob)
+                fd = self._fh.fileno()
+                while view:  # unbuffered: a failed write leaves nothing in a buffer for close() to retry
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+        except BaseException:
+            os.ftruncate(self._fh.fileno(), start)  # shrinking needs no space
+            raise
         return self.offset()
 
     def close(self) -> None:
@@ -245,7 +292,7 @@ def count_records(fmt: str, path: str) -> int | None:
 def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_path: Path,
            checkpoint_dir: Path, batch_size: int = 5000, restart: bool = False, quiet: bool = False,
            writers: int = 1, on_batch: Callable[[IngestSummary], None] | None = None,
-           target: str = "", parse_workers: int = 0) -> IngestSummary:
+           target: str = "", parse_workers: int = 0, warn: Callable[[str], None] | None = None) -> IngestSummary:
     """Stream `paths` in format `fmt` into `writer`, resumably. Bad records go to quarantine.
 
     Parsing runs on this thread; normalising too, or in `parse_workers` processes (each batch's raw
@@ -261,7 +308,13 @@ def ingest(writer: BundleWriter, fmt: str, paths: Sequence[str], *, quarantine_p
     checkpoint = Checkpoint.for_command(checkpoint_dir, fmt, inputs, quarantine_path, target)
     if restart:
         checkpoint.clear()
-    resumed = checkpoint.load()
+    try:
+        resumed = checkpoint.load()
+    except DamagedCheckpoint as damaged:
+        if warn is not None:
+            warn(str(damaged))
+        checkpoint.clear()
+        resumed = False
     quarantine = Quarantine(quarantine_path, fmt)
     if resumed and checkpoint.state.get("quarantine_offset") is not None:
         # Lines written after the last checkpoint belong to records this run reads again.

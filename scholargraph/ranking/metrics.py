@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from scholargraph.user_files import bad_line, data_lines, parse_int
+
 Qrels = Mapping[str, Mapping[str, int]]  # query id -> {doc id: relevance grade}
 Run = Mapping[str, Sequence[str]]  # query id -> ranked doc ids, best first
 
@@ -84,19 +86,18 @@ def weighted_kendall_loss(scores: np.ndarray, truth: np.ndarray, weights: np.nda
 # --- TREC files ---------------------------------------------------------------------------------
 
 
-def read_qrels(path: str) -> dict[str, dict[str, int]]:
-    """TREC qrels `qid 0 doc grade`, or two columns `qid doc` (grade 1)."""
+def read_qrels(path: str, what: str = "--qrels") -> dict[str, dict[str, int]]:
+    """TREC qrels `qid 0 doc grade`, or two columns `qid doc` (grade 1). A bad line is a UsageError naming
+    `what`, the file and the line."""
     qrels: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            parts = line.split()
-            if not parts or parts[0].startswith("#"):
-                continue
-            if len(parts) >= 4:
-                qid, doc, grade = parts[0], parts[2], int(parts[3])
-            elif len(parts) == 2:
-                qid, doc, grade = parts[0], parts[1], 1
-            else:
-                raise ValueError(f"{path}: not a qrels line: {line.strip()!r}")
-            qrels.setdefault(qid, {})[doc] = grade
+    for n, parts in data_lines(path, what):
+        if len(parts) >= 4:
+            qid, doc, grade = parts[0], parts[2], parse_int(parts[3], what, path, n, "the grade")
+        elif len(parts) == 2:
+            qid, doc, grade = parts[0], parts[1], 1
+        else:
+            raise bad_line(what, path, n, f"expected `qid 0 doc grade` or `qid doc`, got {len(parts)} fields")
+        qrels.setdefault(qid, {})[doc] = grade
+    if not qrels:
+        raise bad_line(what, path, None, "holds no judgments (expected `qid 0 doc grade` lines)")
     return qrels

@@ -6,6 +6,8 @@ docs/reliability.md ("The server goes away, and writers meet") has the table of 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -14,7 +16,8 @@ from pathlib import Path
 import neo4j
 import pytest
 
-from tests.conftest import REPO, cli_env
+from scholargraph.server import local_server
+from tests.conftest import REPO, cli_env, open_test_store
 
 PAPERS = 300
 TIMEOUT = 180  # seconds any one CLI call may take before the test fails instead of hanging
@@ -120,3 +123,95 @@ def test_jobs_run_during_an_ingest_misses_no_paper_of_it(store, neo4j_settings, 
     missed = late_ids - scored
     assert not missed, f"{len(missed)} of {len(late_ids)} papers of the late ingest never scored:\n{after.stdout}"
     assert _ids(world[200:220]) <= scored
+
+
+# --- the server stopped under `features` ------------------------------------------------------------
+
+
+def _managed_env(settings) -> dict:
+    """The environment of a user of the managed server of `settings` (its home's password, no URI)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCHOLARGRAPH_")}
+    env.update(SCHOLARGRAPH_HOME=str(settings.home), SCHOLARGRAPH_NEO4J_PORT=str(settings.neo4j_port),
+               SCHOLARGRAPH_NEO4J_HTTP_PORT=str(settings.neo4j_http_port), SCHOLARGRAPH_HEAP=settings.heap,
+               SCHOLARGRAPH_PAGECACHE=settings.pagecache, SCHOLARGRAPH_CACHE=str(settings.cache))
+    return env
+
+
+def _kill_server(settings, sig: int) -> None:
+    pid = local_server.running_pid(settings)
+    assert pid is not None, "the managed server is not running"
+    os.kill(pid, sig)
+    for _ in range(1200):  # SIGTERM: Neo4j ends its open transactions and shuts down
+        if local_server.running_pid(settings) is None:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"the server (pid {pid}) did not stop after signal {sig}")
+
+
+def _features_runs(settings) -> dict[str, dict]:
+    with _driver(settings) as driver:
+        rows, _, _ = driver.execute_query(
+            "MATCH (r:ScoringRun {job: 'features'}) RETURN r.id AS id, properties(r) AS p")
+    return {r["id"]: r["p"] for r in rows}
+
+
+FEATURE_STEPS = "networks,pagerank,topics"  # the write-back under test; the text encoder adds nothing here
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
+def test_server_stopped_during_features_write_back(spare_settings, world, tmp_path, sig):
+    """Neo4j stops half way through the write-back of `features` (after the networks and PageRank are written,
+    while the topics wait): one line and exit 1, the last successful run stays the one that describes the
+    graph, and the next `features` (which starts the server again) completes a consistent graph."""
+    from scholargraph.graph.features import features_up_to_date
+
+    settings = spare_settings
+    env = _managed_env(settings)
+    try:
+        _cli(env, "ingest", "aminer", str(_write(tmp_path / "first.jsonl", world[:250])))  # starts the server
+        _cli(env, "features", "--only", FEATURE_STEPS)
+        (before,) = _features_runs(settings)
+        _cli(env, "ingest", "aminer", str(_write(tmp_path / "more.jsonl", world[250:])))
+        with _driver(settings) as driver, driver.session() as session:
+            lock = session.begin_transaction()
+            # The Topic nodes write-locked: the write-back commits networks and PageRank, then waits at the topics.
+            lock.run("MATCH (t:Topic) SET t.faultTestLock = true").consume()
+            features = _popen(env, "features", "--only", FEATURE_STEPS)
+            _wait_until_blocked(driver, features, "features")
+            _kill_server(settings, sig)
+            try:
+                lock.rollback()
+            except neo4j.exceptions.DriverError:
+                pass  # the server took the transaction with it
+        _, err = features.communicate(timeout=TIMEOUT)
+        assert features.returncode == 1, err
+        line = _one_clear_line(err)
+        assert "cannot reach Neo4j" in line, line
+
+        local_server.start(settings, quiet=True)  # the user's next command does the same
+        runs = _features_runs(settings)
+        (killed,) = set(runs) - {before}
+        assert runs[killed]["status"] == "running"  # never succeeded: the lease expiry marks it failed later
+        with open_test_store(settings) as store:
+            assert store.last_run("features")["id"] == before
+            # Half of it is written, and no run claims it describes the graph: models compute afresh.
+            assert not features_up_to_date(store, settings.models_dir, FEATURE_STEPS.split(","))
+
+        recovered = _cli(env, "features", "--only", FEATURE_STEPS)
+        assert "features networks,pagerank,topics on" in recovered.stdout, recovered.stdout
+        with open_test_store(settings) as store:
+            last = store.last_run("features")
+            assert last["id"] not in (before, killed) and last["status"] == "succeeded"
+            assert features_up_to_date(store, settings.models_dir, FEATURE_STEPS.split(","))
+        with _driver(settings) as driver:
+            versions, _, _ = driver.execute_query(
+                "MATCH ()-[e:COAUTHOR|CITES_AUTHOR|CITES_VENUE|HAS_TOPIC]->() RETURN collect(DISTINCT e.version) AS v")
+            topics, _, _ = driver.execute_query("MATCH (t:Topic) RETURN collect(DISTINCT t.modelVersion) AS v")
+            missing, _, _ = driver.execute_query(
+                "MATCH (p:Paper) WHERE NOT coalesce(p.stub, false) AND (p.pagerank IS NULL OR p.topicVector IS NULL) "
+                "RETURN count(p) AS n")
+        # Every derived edge and topic is the recovered run's: none left from the killed one.
+        assert versions[0]["v"] == [last["modelVersion"]] and topics[0]["v"] == [last["modelVersion"]]
+        assert missing[0]["n"] == 0
+    finally:
+        local_server.stop(settings)

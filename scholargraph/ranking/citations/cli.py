@@ -35,6 +35,7 @@ from scholargraph.ranking.citations.textonly import too_few_citations
 from scholargraph.ranking.metrics import read_qrels
 from scholargraph.server.connect import open_store
 from scholargraph.tables import Rows, Trec, text_table
+from scholargraph.user_files import read_text
 
 
 @click.group("citations")
@@ -102,7 +103,9 @@ def _queries_from_options(queries: str | None, title: str | None, abstract: str 
     if queries:
         return read_queries(queries)
     if text_file:
-        text = Path(text_file).read_text(encoding="utf-8").strip()
+        text = read_text(text_file, "--text-file").strip()
+        if not text:
+            raise UsageError(f"--text-file {text_file}: is empty (expected the title on the first line)")
         first, _, rest = text.partition("\n")
         return [Query("draft", first.strip(), rest.strip() or None)]
     return [Query("draft", title, abstract)]
@@ -198,6 +201,8 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
     model: BM25, the pretrained encoder and their fusion, the text-only rankers that `recommend` serves)."""
     if (time_split is None) == (queries is None or qrels is None):
         raise UsageError("give either --queries FILE --qrels FILE, or --time-split YEAR")
+    # The user's files are read first: a bad one is refused before a model is loaded or the graph pulled.
+    given = (read_queries(queries), read_qrels(qrels)) if queries is not None and qrels is not None else None
     text_only = time_split is None and not has_model(obj.settings.models_dir)
     with open_store(obj.settings, quiet=obj.quiet) as store:
         if text_only:
@@ -207,9 +212,8 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
             snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
     if text_only:
         click.echo(f"no citation model: the text-only rankers ({rec.name}) are evaluated", err=True)
-        assert queries is not None and qrels is not None, "checked above: no --time-split means both files"
-        qs, judged = resolve_judgments(snapshot, store_lookup=None, queries=read_queries(queries),
-                                       qrels=read_qrels(qrels))
+        assert given is not None, "checked above: no --time-split means both files"
+        qs, judged = resolve_judgments(snapshot, store_lookup=None, queries=given[0], qrels=given[1])
         results = rec.evaluate(qs, judged, quiet=obj.quiet)
     elif time_split is not None:
         split = time_split_queries(snapshot, time_split, max_queries=max_queries)
@@ -220,11 +224,10 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
         model = CitationRecommender(NNSelect(), NNRank(), BM25()).fit(split.train, quiet=obj.quiet)
         results = model.evaluate(split.queries, split.qrels, quiet=obj.quiet)
     else:
-        assert queries is not None and qrels is not None, "checked above: no --time-split means both files"
+        assert given is not None, "checked above: no --time-split means both files"
         model, _ = load_recommender(obj.settings.models_dir, snapshot)
         model.baseline = BM25().fit(snapshot, quiet=obj.quiet)
-        qs, judged = resolve_judgments(snapshot, store_lookup=None, queries=read_queries(queries),
-                                       qrels=read_qrels(qrels))
+        qs, judged = resolve_judgments(snapshot, store_lookup=None, queries=given[0], qrels=given[1])
         results = model.evaluate(qs, judged, quiet=obj.quiet)
     click.echo(format_results(results))
     if plot:

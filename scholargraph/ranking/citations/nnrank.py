@@ -22,7 +22,7 @@ from scholargraph.ranking.citations.nnselect import (
 )
 from scholargraph.ranking.citations.optim import DenseAdam, LazyAdam, embed_bags, flushed_denormals
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, intersection_idf
-from scholargraph.registry import read_config, write_config
+from scholargraph.registry import load_state, read_config, save_state, write_config
 
 MODEL_NAME = "nnrank"
 VERSION = 1
@@ -355,7 +355,7 @@ class NNRank:
         d = write_config(directory, MODEL_NAME, VERSION,
                          {"params": asdict(self.params), "dim": self.dim_, "features": list(self.feature_names),
                           "vocabulary": self.vocabulary_.fingerprint(), "history": self.history_})
-        torch.save(self.model_.state_dict(), d / STATE_FILE)
+        save_state(self.model_.state_dict(), d / STATE_FILE)
         self.vocabulary_.save(d / VOCAB_FILE)
         return d
 
@@ -368,7 +368,7 @@ class NNRank:
             raise NotFitted(f"{d}: saved features {config.get('features')} differ from this code's")
         try:
             model.vocabulary_ = Vocabulary.load(d / VOCAB_FILE)
-            state = torch.load(d / STATE_FILE, weights_only=True)
+            state = load_state(d / STATE_FILE, "NNRank")
         except (OSError, ValueError, RuntimeError) as e:
             raise NotFitted(f"cannot read the NNRank model in {d}: {e}") from e
         if model.vocabulary_.fingerprint() != config.get("vocabulary"):

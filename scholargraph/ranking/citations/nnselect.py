@@ -19,7 +19,7 @@ from scholargraph.progress import progress
 from scholargraph.ranking.citations.ann import ExactIndex, IVFIndex, make_index, normalise_rows
 from scholargraph.ranking.citations.optim import DenseAdam, LazyAdam, embed_bags, flushed_denormals
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, fit_vocabulary
-from scholargraph.registry import read_config, write_config
+from scholargraph.registry import load_state, read_config, save_state, write_config
 
 MODEL_NAME = "nnselect"
 VERSION = 1
@@ -337,7 +337,7 @@ class NNSelect:
         d = write_config(directory, MODEL_NAME, VERSION,
                          {"params": asdict(self.params), "vocabulary": self.vocabulary_.fingerprint(),
                           "history": self.history_})
-        torch.save(self.model_.state_dict(), d / STATE_FILE)
+        save_state(self.model_.state_dict(), d / STATE_FILE)
         self.vocabulary_.save(d / VOCAB_FILE)
         return d
 
@@ -349,7 +349,7 @@ class NNSelect:
         model = cls(**config["params"])
         try:
             model.vocabulary_ = Vocabulary.load(d / VOCAB_FILE)
-            state = torch.load(d / STATE_FILE, weights_only=True)
+            state = load_state(d / STATE_FILE, "NNSelect")
         except (OSError, ValueError, RuntimeError) as e:
             raise NotFitted(f"cannot read the NNSelect model in {d}: {e}") from e
         if model.vocabulary_.fingerprint() != config.get("vocabulary"):

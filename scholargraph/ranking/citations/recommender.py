@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -23,6 +22,7 @@ from scholargraph.ranking.citations.nnrank import NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.text import Bags, shared_terms
 from scholargraph.registry import read_config, write_config
+from scholargraph.user_files import read_jsonl
 
 
 class Recommendation(NamedTuple):
@@ -44,15 +44,10 @@ class Query:
     year: int | None = None
 
 
-def read_queries(path: str | Path) -> list[Query]:
-    """JSON lines {id, title, abstract, year} (the synthetic world's and ACM-CR's query files)."""
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                d = json.loads(line)
-                out.append(Query(str(d["id"]), d.get("title"), d.get("abstract"), d.get("year")))
-    return out
+def read_queries(path: str | Path, what: str = "--queries") -> list[Query]:
+    """JSON lines {id, title, abstract, year} (the synthetic world's and ACM-CR's query files); a bad line is a
+    UsageError naming the file and the line (user_files.read_jsonl)."""
+    return [Query(str(d["id"]), d.get("title"), d.get("abstract"), d.get("year")) for d in read_jsonl(path, what)]
 
 
 FUSION_DEPTH = 200  # each fused ranking contributes its top this many papers

@@ -88,6 +88,7 @@ def text_only_recommender(store, models_dir: Path, quiet: bool = True,
                                    with_vectors=encoder is not None, semantic_encoder=key)
     elif encoder is not None and snapshot.semantic_encoder != key:
         snapshot.load_stored_vectors(store, semantic_encoder=key, quiet=quiet)  # the papers are not read again
+    snapshot.require_papers("citations")
     vectors = None
     if encoder is not None and snapshot.semantic_vectors is not None and snapshot.semantic_encoder == encoder.key:
         vectors = stored_text_vectors(snapshot, encoder)[0]

@@ -8,7 +8,6 @@ graph, and nothing here imports click (the CLI prints)."""
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from scholargraph.ranking.reviewers.assignment import Assignment, AssignmentProb
 from scholargraph.ranking.reviewers.coi import ConflictChecker
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool
+from scholargraph.user_files import INTEGER, bad_line, parse_int, read_jsonl, text_lines
 
 SENIOR = "senior"
 _RULE = re.compile(r"^\s*(papers|years)\s*>=\s*(\d+)\s*$")
@@ -32,10 +32,10 @@ _REQUIRE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*>=\s*(\d+)\s*$")
 # --- the chair's files --------------------------------------------------------------------------------------
 
 
-def _fields(path: str | Path) -> Iterable[tuple[int, list[str]]]:
+def _fields(path: str | Path, what: str) -> Iterable[tuple[int, list[str]]]:
     """(line number, fields) of a small table file: comma-, tab- or space-separated; blank lines and `#`
-    comments skipped."""
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    comments skipped. Unreadable or not UTF-8: a UsageError naming the line (user_files)."""
+    for n, line in text_lines(path, what):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
@@ -46,25 +46,28 @@ def _fields(path: str | Path) -> Iterable[tuple[int, list[str]]]:
 def read_pairs(path: str | Path, what: str) -> list[tuple[str, str]]:
     """`paper reviewer` pairs (a header line `paper,reviewer` is skipped), ids as the file gives them."""
     pairs = []
-    for n, parts in _fields(path):
-        if len(parts) < 2:
-            raise UsageError(f"{what} {path}:{n}: expected `paper reviewer`, got {' '.join(parts)!r}")
-        if n == 1 and parts[0].lower() in ("paper", "paper_id", "submission"):
+    for k, (n, parts) in enumerate(_fields(path, what)):
+        if len(parts) < 2 or not parts[0] or not parts[1]:
+            raise UsageError(f"{what} {path}:{n}: expected `paper reviewer`, got {' '.join(parts)[:60]!r}")
+        if k == 0 and parts[0].lower() in ("paper", "paper_id", "submission"):
             continue
         pairs.append((parts[0], parts[1]))
+    if not pairs:
+        raise bad_line(what, path, None, "holds no pairs (expected `paper reviewer` lines)")
     return pairs
 
 
 def read_loads(path: str | Path) -> dict[str, tuple[int, int | None]]:
     """`reviewer max [min]` per line (OpenReview's custom max papers); a header line is skipped."""
     loads: dict[str, tuple[int, int | None]] = {}
-    for n, parts in _fields(path):
-        if len(parts) < 2 or not parts[1].lstrip("-").isdigit():
-            if n == 1:
+    what = "--loads"
+    for k, (n, parts) in enumerate(_fields(path, what)):
+        if len(parts) < 2 or not parts[0] or not INTEGER.match(parts[1]):
+            if k == 0:
                 continue  # header
-            raise UsageError(f"--loads {path}:{n}: expected `reviewer max [min]`, got {' '.join(parts)!r}")
+            raise UsageError(f"--loads {path}:{n}: expected `reviewer max [min]`, got {' '.join(parts)[:60]!r}")
         high = int(parts[1])
-        low = int(parts[2]) if len(parts) > 2 and parts[2] else None
+        low = parse_int(parts[2], what, path, n, "min") if len(parts) > 2 and parts[2] else None
         if high < 0 or (low is not None and not 0 <= low <= high):
             raise UsageError(f"--loads {path}:{n}: loads must satisfy 0 <= min <= max, got {parts[1:3]}")
         loads[parts[0]] = (high, low)
@@ -74,7 +77,7 @@ def read_loads(path: str | Path) -> dict[str, tuple[int, int | None]]:
 def read_attributes(path: str | Path) -> dict[str, dict[str, bool]]:
     """Reviewer attributes, a table with a header `reviewer,attr1,attr2...`; a cell is true when it is
     1/true/yes/y (any case). Returns {attribute: {reviewer id as given: flag}}."""
-    rows = list(_fields(path))
+    rows = list(_fields(path, "--attributes"))
     if not rows:
         raise UsageError(f"--attributes {path} is empty")
     header = rows[0][1]
@@ -100,11 +103,25 @@ def parse_requirement(text: str) -> Requirement:
 # --- seniority --------------------------------------------------------------------------------------------
 
 
+def read_senior(rule: str) -> list[str] | None:
+    """The reviewer ids of a `--senior FILE` (None for a papers>=N or years>=N rule)."""
+    if _RULE.match(rule):
+        return None
+    if not Path(rule).is_file():
+        raise UsageError(f"--senior {rule!r}: expected papers>=N, years>=N or a file of reviewer ids")
+    given = [parts[0] for _, parts in _fields(rule, "--senior") if parts[0]]
+    if not given:
+        raise bad_line("--senior", rule, None, "holds no reviewer ids (expected one id per line)")
+    return given
+
+
 def senior_flags(rule: str, pool: ReviewerPool, index: EvidenceIndex,
-                 resolve: Callable[[list[str]], Mapping[str, str]]) -> tuple[np.ndarray, str]:
+                 resolve: Callable[[list[str]], Mapping[str, str]],
+                 listed: list[str] | None = None) -> tuple[np.ndarray, str]:
     """Which pool reviewers are senior, and the rule in words. RULE: `papers>=N` (N papers in the graph),
     `years>=N` (first paper at least N years before the graph's latest year), or a file of reviewer ids
-    (one per line, qualified or bare; `resolve` maps given ids to node ids)."""
+    (one per line, qualified or bare; `resolve` maps given ids to node ids; `listed`: that file's ids, when
+    read_senior has read them already)."""
     m = _RULE.match(rule)
     if m:
         kind, n = m.group(1), int(m.group(2))
@@ -121,9 +138,8 @@ def senior_flags(rule: str, pool: ReviewerPool, index: EvidenceIndex,
                 if len(py):
                     first[r] = int(py.min())
         return first <= snap.max_year - n, f"first paper at least {n} years before {snap.max_year}"
-    if not Path(rule).is_file():
-        raise UsageError(f"--senior {rule!r}: expected papers>=N, years>=N or a file of reviewer ids")
-    given = [parts[0] for _, parts in _fields(rule)]
+    given = listed if listed is not None else read_senior(rule)
+    assert given is not None, "a rule that is no papers>=N or years>=N is a file"
     ids = set(resolve(given).values()) | set(given)
     return np.array([rid in ids for rid in pool.author_ids], dtype=bool), f"listed in {rule}"
 
@@ -299,7 +315,34 @@ class AssignmentOutcome:
                  "evidence": t.evidence[e]} for e in chosen]
 
 
-def _select_submissions(index: EvidenceIndex, request: AssignmentRequest, resolve,
+@dataclass
+class ChairFiles:
+    """The chair's files, read before a model is loaded or the graph pulled: a bad one costs nothing."""
+
+    queries: list[dict]
+    pool: list[str] | None
+    forbid: list[tuple[str, str]]
+    force: list[tuple[str, str]]
+    loads: dict[str, tuple[int, int | None]] | None
+    senior: list[str] | None  # the ids of a --senior FILE
+    attributes: dict[str, dict[str, bool]] | None
+    requirements: list[Requirement]
+
+    @classmethod
+    def read(cls, request: AssignmentRequest) -> ChairFiles:
+        from scholargraph.ranking.reviewers.service import read_ids
+
+        return cls(queries=read_jsonl(request.queries_file, "--queries") if request.queries_file else [],
+                   pool=read_ids(request.pool_file, "--pool") if request.pool_file else None,
+                   forbid=read_pairs(request.forbid_file, "--forbid") if request.forbid_file else [],
+                   force=read_pairs(request.force_file, "--force") if request.force_file else [],
+                   loads=read_loads(request.loads_file) if request.loads_file else None,
+                   senior=read_senior(request.senior) if request.senior else None,
+                   attributes=read_attributes(request.attributes_file) if request.attributes_file else None,
+                   requirements=[parse_requirement(text) for text in request.requirements])
+
+
+def _select_submissions(index: EvidenceIndex, request: AssignmentRequest, files: ChairFiles, resolve,
                         forms: dict[str, dict[str, str]]) -> tuple[list[Query], list[int | None]]:
     """The submissions and their per-paper reviewer counts (a JSONL record's `k`, else the default)."""
     snap = index.snapshot
@@ -328,13 +371,9 @@ def _select_submissions(index: EvidenceIndex, request: AssignmentRequest, resolv
             raise UsageError(f"--venue {request.venue!r} --year {request.year}: no papers in the graph")
         queries += [index.query_for_paper(int(p)) for p in rows]
         wanted += [None] * len(rows)
-    if request.queries_file:
-        queries += index.read_queries(request.queries_file)
-        with open(request.queries_file, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    k = json.loads(line).get("k")
-                    wanted.append(int(k) if k is not None else None)
+    if files.queries:
+        queries += index.queries_from_records(files.queries)
+        wanted += [r.get("k") for r in files.queries]  # read_jsonl checked: a positive integer or absent
     if not queries:
         raise UsageError("no submissions: give --paper, --venue with --year, or --queries")
     seen: set[str] = set()
@@ -372,14 +411,15 @@ def _pairs_to_queries(pairs: list[tuple[str, str]], queries: Sequence[Query], po
 
 def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quiet: bool = True,
                     warn: Callable[[str], None] = lambda message: None, index: EvidenceIndex | None = None,
-                    model_and_meta=None) -> AssignmentOutcome:
+                    model_and_meta=None, files: ChairFiles | None = None) -> AssignmentOutcome:
     """Affinities, constraints, feasibility, the solve and the greedy baseline on the same input."""
     from scholargraph.graph.ids import IdResolver
     from scholargraph.ranking.reviewers import assignment as solver
-    from scholargraph.ranking.reviewers.service import index_for_model, load_model, read_ids
+    from scholargraph.ranking.reviewers.service import index_for_model, load_model
 
     if request.max_prob is not None and not 0 < request.max_prob <= 1:
         raise UsageError("--max-prob must be in (0, 1]")
+    files = files or ChairFiles.read(request)  # before the model and the graph: a bad file costs nothing
     model, meta = model_and_meta or load_model(models_dir)
     index = index or index_for_model(store, models_dir, meta, quiet)
     resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
@@ -394,37 +434,35 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
         return res
 
     forms: dict[str, dict[str, str]] = {"paper": {}, "author": {}}
-    queries, wanted = _select_submissions(index, request, resolve, forms)
-    if request.pool_file:
-        pool_ids = resolve("author", read_ids(request.pool_file), "--pool")
+    queries, wanted = _select_submissions(index, request, files, resolve, forms)
+    if files.pool is not None:
+        pool_ids = resolve("author", files.pool, "--pool")
         forms["author"].update(pool_ids.given_forms())
         pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=pool_ids.node_ids())
     else:
         pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=meta.get("min_papers", 3))
-    forbid = _pairs_to_queries(read_pairs(request.forbid_file, "--forbid") if request.forbid_file else [],
-                               queries, pool, resolve, forms, "--forbid")
-    force = _pairs_to_queries(read_pairs(request.force_file, "--force") if request.force_file else [],
-                              queries, pool, resolve, forms, "--force")
+    forbid = _pairs_to_queries(files.forbid, queries, pool, resolve, forms, "--forbid")
+    force = _pairs_to_queries(files.force, queries, pool, resolve, forms, "--force")
     clash = set(forbid) & set(force)
     if clash:
         p, r = sorted(clash)[0]
         raise UsageError(f"{len(clash)} pair(s) are both forbidden and forced, e.g. {p} {r}")
     loads: dict[str, tuple[int, int | None]] = {}
-    if request.loads_file:
-        given = read_loads(request.loads_file)
+    if files.loads is not None:
+        given = files.loads
         res = resolve("author", list(given), "--loads")
         loads = {res.ids[g]: v for g, v in given.items() if g in res.ids and pool.row(res.ids[g]) >= 0}
     attributes: dict[str, np.ndarray] = {}
-    requirements = [parse_requirement(text) for text in request.requirements]
+    requirements = list(files.requirements)
     senior_rule = None
     if request.senior:
         flags, senior_rule = senior_flags(request.senior, pool, index,
-                                          lambda given: resolve("author", given, "--senior").ids)
+                                          lambda given: resolve("author", given, "--senior").ids, files.senior)
         attributes[SENIOR] = flags
         if not any(r.attribute == SENIOR for r in requirements):
             requirements.insert(0, Requirement(SENIOR, 1))
-    if request.attributes_file:
-        for name, flags_given in read_attributes(request.attributes_file).items():
+    if files.attributes is not None:
+        for name, flags_given in files.attributes.items():
             res = resolve("author", list(flags_given), "--attributes")
             by_node = {res.ids[g]: f for g, f in flags_given.items() if g in res.ids}
             attributes[name] = np.array([by_node.get(rid, False) for rid in pool.author_ids], dtype=bool)

@@ -221,7 +221,12 @@ def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min
     """Assign reviewers to submissions under loads, conflicts and attribute requirements, against a greedy
     baseline on the same input; the summary reports every constraint (to stderr unless --format table)."""
     from scholargraph.ranking.reviewers import assignment as solver
-    from scholargraph.ranking.reviewers.assign import AssignmentRequest, plan_assignment, publish_assignment
+    from scholargraph.ranking.reviewers.assign import (
+        AssignmentRequest,
+        ChairFiles,
+        plan_assignment,
+        publish_assignment,
+    )
 
     request = AssignmentRequest(paper_ids=papers, queries_file=queries, venue=venue, year=year, pool_file=pool,
                                 per_paper=per_paper, max_load=max_load, min_load=min_load, loads_file=loads,
@@ -229,11 +234,11 @@ def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min
                                 senior=senior, attributes_file=attributes, requirements=requirements,
                                 candidates_per_paper=candidates_per_paper, method=method, max_prob=max_prob, seed=seed,
                                 time_limit=time_limit if time_limit is not None else DEFAULT_TIME_LIMIT)
-
+    files = ChairFiles.read(request)  # a bad file is refused before the server, the model or the graph
     with open_store(obj.settings, quiet=obj.quiet) as store:
         model_and_meta = service.load_model(obj.settings.models_dir)
         outcome = plan_assignment(store, obj.settings.models_dir, request, quiet=obj.quiet, warn=_warn,
-                                  model_and_meta=model_and_meta)
+                                  model_and_meta=model_and_meta, files=files)
         note = publish_assignment(store, outcome, model_and_meta[1]["version"]) if write else ""
 
     def given(kind: str, node_id: str) -> str:

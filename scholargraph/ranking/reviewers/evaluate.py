@@ -286,18 +286,17 @@ def run_experiment(index: EvidenceIndex, judgments: Judgments, *, title: str, tr
 def synthetic_judgments(index: EvidenceIndex, queries_path: str, qrels_path: str,
                         candidates_path: str) -> Judgments:
     """The synthetic world's reviewer queries, qrels and candidate sets (scholargraph synth)."""
-    import json
-
     from scholargraph.ranking.metrics import read_qrels
+    from scholargraph.user_files import read_jsonl
 
-    queries = index.read_queries(queries_path)
-    texts = {}
-    with open(queries_path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                r = json.loads(line)
-                texts[str(r["id"])] = paper_text(r.get("title"), r.get("abstract"))
-    return Judgments(queries, read_qrels(qrels_path), read_candidates(candidates_path), texts)
+    records = read_jsonl(queries_path, "--queries")
+    return Judgments(index.queries_from_records(records), read_qrels(qrels_path), read_candidates(candidates_path),
+                     record_texts(records))
+
+
+def record_texts(records) -> dict[str, str]:
+    """{query id: its title and abstract as one text} of submission records (user_files.read_jsonl's)."""
+    return {str(r["id"]): paper_text(r.get("title"), r.get("abstract")) for r in records}
 
 
 def heldout_judgments(index: EvidenceIndex, test_year: int, *, n_queries: int = 200, min_papers: int = 2,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.graph.vectors import citation_vector_for_references
 from scholargraph.ranking.reviewers.coi import ConflictChecker
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool
+from scholargraph.user_files import read_jsonl
 
 CITATION_PARTS = ("vector", "direct", "coupling", "cocitation")
 QUERY_FEATURES = ("sem_mean", "sem_std", "topic_mean", "topic_std", "vec_mean", "vec_std", "lex_mean", "lex_std",
@@ -457,10 +457,12 @@ class EvidenceIndex:
                      title=record.get("title") or "",
                      lexical_vector=lexical_vector if lexical_vector is not None and lexical_vector.nnz else None)
 
-    def read_queries(self, path: str) -> list[Query]:
-        """Submissions from a JSONL file, texts encoded in one batch."""
-        with open(path, encoding="utf-8") as fh:
-            records = [json.loads(line) for line in fh if line.strip()]
+    def read_queries(self, path: str, what: str = "--queries") -> list[Query]:
+        """Submissions from a JSONL file (user_files.read_jsonl checks it), texts encoded in one batch."""
+        return self.queries_from_records(read_jsonl(path, what))
+
+    def queries_from_records(self, records: Sequence[Mapping]) -> list[Query]:
+        """Submissions from their JSON records (read_jsonl's), texts encoded in one batch."""
         texts = [paper_text(r.get("title"), r.get("abstract")) for r in records]
         tv, pv = self.encode_texts(texts)
         lex = self.lexical_rows(texts)

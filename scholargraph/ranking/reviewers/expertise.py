@@ -22,22 +22,21 @@ from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.tables import text_table
+from scholargraph.user_files import bad_line, data_lines, parse_float
 
 # (query, pool row of the reviewer) -> affinity
 PairScorer = Callable[[Query, int], float]
 
 
-def read_expertise_qrels(path: str) -> dict[str, dict[str, float]]:
+def read_expertise_qrels(path: str, what: str = "--qrels") -> dict[str, dict[str, float]]:
     """`paper 0 reviewer expertise` lines (expertise may be fractional, e.g. 4.5) -> {reviewer: {paper: e}}."""
     out: dict[str, dict[str, float]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts or parts[0].startswith("#"):
-                continue
-            if len(parts) != 4:
-                raise ValueError(f"{path}:{n}: expected `paper 0 reviewer expertise`, got {line.strip()!r}")
-            out.setdefault(parts[2], {})[parts[0]] = float(parts[3])
+    for n, parts in data_lines(path, what):
+        if len(parts) != 4:
+            raise bad_line(what, path, n, f"expected `paper 0 reviewer expertise`, got {' '.join(parts)[:60]!r}")
+        out.setdefault(parts[2], {})[parts[0]] = parse_float(parts[3], what, path, n, "the expertise")
+    if not out:
+        raise bad_line(what, path, None, "holds no ratings (expected `paper 0 reviewer expertise` lines)")
     return out
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
+from scholargraph.user_files import bad_line, data_lines
 
 # --- the submission ---------------------------------------------------------------------------------
 
@@ -107,14 +107,14 @@ class ReviewerPool:
         return cls(list(author_ids), rows, names, papers)
 
 
-def read_candidates(path: str) -> dict[str, list[str]]:
+def read_candidates(path: str, what: str = "--candidates") -> dict[str, list[str]]:
     """Candidates per query, ids as the file gives them: TREC qrels or run lines (`qid 0 cand rel ...`, four
     fields or more: the third is the candidate) or `qid cand [anything]` (two or three fields: the second);
     blank lines and `#` comments skipped."""
     out: dict[str, list[str]] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        parts = line.split()
-        if len(parts) < 2 or parts[0].startswith("#"):
-            continue
-        out.setdefault(parts[0], []).append(parts[2] if len(parts) >= 4 else parts[1])
+    for _, parts in data_lines(path, what):
+        if len(parts) >= 2:
+            out.setdefault(parts[0], []).append(parts[2] if len(parts) >= 4 else parts[1])
+    if not out:
+        raise bad_line(what, path, None, "holds no candidates (expected `qid 0 candidate grade` or `qid candidate`)")
     return out

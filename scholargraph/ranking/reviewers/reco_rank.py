@@ -31,7 +31,7 @@ from scholargraph.ranking.reviewers.training import (
     reviewer_centric_queries,
     self_supervised_queries,
 )
-from scholargraph.registry import read_config, write_config
+from scholargraph.registry import load_state, read_config, save_state, write_config
 
 MODEL_NAME = "reco-rank"
 MODEL_VERSION = 1
@@ -188,7 +188,7 @@ class RecoRank:
         out = write_config(directory, MODEL_NAME, MODEL_VERSION,
                            {"config": asdict(self.params), "query_features": list(QUERY_FEATURES),
                             "fit_info": self.fit_info_})
-        torch.save(net.state_dict(), out / "state.pt")
+        save_state(net.state_dict(), out / "state.pt")
         return out
 
     @classmethod
@@ -198,7 +198,7 @@ class RecoRank:
             raise NotFitted(f"{directory} was trained on other query features")
         model = cls(**asdict(RecoRankConfig.from_dict(meta["config"])))
         net = RecoRankNet(model.params)
-        state = torch.load(Path(directory) / "state.pt", map_location="cpu", weights_only=True)
+        state = load_state(Path(directory) / "state.pt", "RECO-Rank")
         try:
             net.load_state_dict(state)
         except RuntimeError as exc:

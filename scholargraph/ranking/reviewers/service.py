@@ -27,6 +27,7 @@ from scholargraph.ranking.reviewers.explain import Suggestion
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool, read_candidates
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.registry import ModelRegistry
+from scholargraph.user_files import bad_line, data_lines, read_jsonl
 
 if TYPE_CHECKING:  # imported when evaluating (it is large)
     from scholargraph.ranking.reviewers.expertise import ExpertiseJudgments
@@ -99,6 +100,7 @@ def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | N
         else:
             snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=quiet, semantic_encoder=key,
                                                 with_vectors=key is not None or current)
+        snapshot.require_papers("reviewers")
         # Only papers without a text vector of this encoder (ingested since) are encoded here.
         text = stored_text_vectors(snapshot, encoder)[0] if key is not None and encoder is not None else None
         same_topics = topic_model is not None and (models or graph_models).get("topics") == graph_models.get("topics")
@@ -142,11 +144,13 @@ def load_model(models_dir: Path) -> tuple[RecoRank, dict]:
     return RecoRank.load(meta["path"]), meta
 
 
-def read_ids(path: str) -> list[str]:
+def read_ids(path: str, what: str = "--pool") -> list[str]:
     """Ids as a file gives them, one per line (its first field; blank lines and `#` comments skipped).
     They are user ids: resolve them (graph.ids.IdResolver) before looking them up."""
-    return [line.split()[0] for line in Path(path).read_text(encoding="utf-8").splitlines()
-            if line.strip() and not line.lstrip().startswith("#")]
+    ids = [parts[0] for _, parts in data_lines(path, what)]
+    if not ids:
+        raise bad_line(what, path, None, "holds no ids (expected one id per line)")
+    return ids
 
 
 @dataclass
@@ -162,14 +166,13 @@ def train(store, models_dir: Path, *, min_papers: int = 3, judged_files: tuple[s
           training_queries: int = 600, steps: int = 300, quiet: bool = True) -> Trained:
     """Train on the graph (hidden papers, their authors as positives), plus the judgments of `judged_files`
     (a submissions JSONL and its qrels) when given; save the model as a new version and make it current."""
+    # The user's files are read first: a bad one is refused before the graph is pulled.
+    records, grades = (read_jsonl(judged_files[0], "--queries"), read_qrels(judged_files[1])) if judged_files \
+        else ([], {})
     evidence_models = current_model_paths(models_dir)
     index = build_index(store, models_dir, quiet, models=evidence_models)
     pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=min_papers)
-    judged = []
-    if judged_files:
-        queries, qrels = judged_files
-        grades = read_qrels(qrels)
-        judged = [(q, grades[q.id]) for q in index.read_queries(queries) if grades.get(q.id)]
+    judged = [(q, grades[q.id]) for q in index.queries_from_records(records) if grades.get(q.id)] if records else []
     model = RecoRank(min_papers=min_papers, self_supervised=training_queries, steps=steps).fit(index, pool,
                                                                                              judged=judged)
     models = registry(models_dir)
@@ -199,6 +202,10 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
     The queries against the pool go through `mapper` (reviewers/batch.py: the model, the evidence and the pool
     are its payload, so a Spark mapper scores them in partitions); those with a candidate list (the CoF
     protocol: a pool of their own each) are scored here, in process, whatever the mapper."""
+    # The user's files are read first: a bad one is refused before a model is loaded or the graph pulled.
+    records = read_jsonl(queries_file, "--queries") if queries_file else []
+    pool_given = read_ids(pool_file, "--pool") if pool_file else None
+    candidates_given = read_candidates(candidates_file, "--candidates") if candidates_file else None
     model, meta = load_model(models_dir)
     index = index or index_for_model(store, models_dir, meta, quiet)
     resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
@@ -210,17 +217,17 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
         papers = resolve_ids(resolver, "paper", paper_ids, "--paper", warn)
         forms["paper"].update(papers.given_forms())
         queries = [index.query_for_paper(p) for p in papers.node_ids()]
-    if queries_file:
-        queries += index.read_queries(queries_file)
-    if pool_file:
-        pool_ids = resolve_ids(resolver, "author", read_ids(pool_file), "--pool", warn)
+    if records:
+        queries += index.queries_from_records(records)
+    if pool_given is not None:
+        pool_ids = resolve_ids(resolver, "author", pool_given, "--pool", warn)
         forms["author"].update(pool_ids.given_forms())
         base_pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=pool_ids.node_ids())
     else:
         base_pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=meta.get("min_papers", 3))
     candidates: dict[str, list[str]] = {}
-    if candidates_file:
-        candidates, cand_ids = resolve_candidates(resolver, read_candidates(candidates_file), "--candidates", warn)
+    if candidates_given is not None:
+        candidates, cand_ids = resolve_candidates(resolver, candidates_given, "--candidates", warn)
         forms["author"].update(cand_ids.given_forms())
     suggested: list[list[Suggestion] | None] = []
     for q in queries:
@@ -273,16 +280,16 @@ def evaluate_candidates(store, models_dir: Path, queries: str, qrels: str, candi
     judged candidates (Soft/Hard P@5/P@10): an evaluate.Experiment."""
     from scholargraph.ranking.reviewers import evaluate as ev
 
+    # The user's files are read first: a bad one is refused before the graph is pulled.
+    records, grades = read_jsonl(queries, "--queries"), read_qrels(qrels)
+    listed = read_candidates(candidates, "--candidates") if candidates else read_candidates(qrels, "--qrels")
     index = build_index(store, models_dir, quiet)
-    cand_file = candidates or qrels
     if candidates:
-        judgments = ev.synthetic_judgments(index, queries, qrels, cand_file)
+        judgments = ev.Judgments(index.queries_from_records(records), grades, listed, ev.record_texts(records))
     else:  # reviewer ids as the qrels give them: resolve them (a bare source id is not a node id)
-        grades = read_qrels(qrels)
-        cands, res = resolve_candidates(IdResolver.for_snapshot(index.snapshot), read_candidates(cand_file),
-                                        "--qrels reviewers", warn)
+        cands, res = resolve_candidates(IdResolver.for_snapshot(index.snapshot), listed, "--qrels reviewers", warn)
         grades = {qid: {res.ids[a]: g for a, g in judged.items() if a in res.ids} for qid, judged in grades.items()}
-        judgments = ev.Judgments(index.read_queries(queries), grades, cands)
+        judgments = ev.Judgments(index.queries_from_records(records), grades, cands)
     pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=3)
     training = ev.synthetic_training(index, pool)
     return ev.run_experiment(index, judgments, title="reviewer recommendation", training=training,
@@ -307,6 +314,7 @@ def evaluate_expertise(store, models_dir: Path, queries: str, qrels: str, *, boo
     from scholargraph.ranking.reviewers import expertise as ex
 
     ratings = ex.read_expertise_qrels(qrels)
+    records = read_jsonl(queries, "--queries")  # before the model and the graph: a bad file costs no pull
     try:
         model, meta = load_model(models_dir)
         index = index_for_model(store, models_dir, meta, quiet)
@@ -316,10 +324,9 @@ def evaluate_expertise(store, models_dir: Path, queries: str, qrels: str, *, boo
         origin = "no trained model yet: trained now on the graph (run `reviewers train` to keep one)"
     resolution = resolve_ids(IdResolver.for_snapshot(index.snapshot), "author", list(ratings), "--qrels reviewers",
                              warn)
-    with open(queries, encoding="utf-8") as fh:
-        records = [json.loads(line) for line in fh if line.strip()]
-    texts = {str(r["id"]): paper_text(r.get("title"), r.get("abstract")) for r in records if "id" in r}
-    judgments = ex.ExpertiseJudgments.build(index, index.read_queries(queries), ratings, resolution.ids, texts)
+    texts = {str(r["id"]): paper_text(r.get("title"), r.get("abstract")) for r in records}
+    judgments = ex.ExpertiseJudgments.build(index, index.queries_from_records(records), ratings, resolution.ids,
+                                            texts)
     if not judgments.ratings:
         raise UsageError("no reviewer of the qrels has two rated papers among the queries: nothing to evaluate")
     if model is None:

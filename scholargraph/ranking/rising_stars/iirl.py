@@ -12,7 +12,7 @@ import torch
 
 from scholargraph.errors import NotFitted
 from scholargraph.ranking.rising_stars.features import FEATURE_LABELS, FEATURE_NAMES
-from scholargraph.registry import read_config, write_config
+from scholargraph.registry import load_state, read_config, save_state, write_config
 
 MODEL_VERSION = 1
 ALL = "all"  # the key of the model trained on every young author, whatever their topics
@@ -307,7 +307,7 @@ class IIRL:
         for key, w in self.weights_.items():
             state[f"omega.{key}"] = torch.from_numpy(w)
             state[f"quantiles.{key}"] = torch.from_numpy(self.quantiles_[key])
-        torch.save(state, out / WEIGHTS_FILE)
+        save_state(state, out / WEIGHTS_FILE)
         return out
 
     @classmethod
@@ -315,13 +315,17 @@ class IIRL:
         src = Path(path)
         config = read_config(src, "IIRL", MODEL_VERSION, filename=CONFIG_FILE, required=(WEIGHTS_FILE,),
                              known_params=IIRLParams.__dataclass_fields__)
-        state = torch.load(src / WEIGHTS_FILE, weights_only=True)
+        state = load_state(src / WEIGHTS_FILE, "IIRL")
         model = cls(**config["params"])
         model.feature_names_ = list(config["feature_names"])
-        model.mean_ = state["mean"].numpy()
-        model.scale_ = state["scale"].numpy()
-        model.weights_ = {k: state[f"omega.{k}"].numpy() for k in config["topics"]}
-        model.quantiles_ = {k: state[f"quantiles.{k}"].numpy() for k in config["topics"]}
+        try:
+            model.mean_ = state["mean"].numpy()
+            model.scale_ = state["scale"].numpy()
+            model.weights_ = {k: state[f"omega.{k}"].numpy() for k in config["topics"]}
+            model.quantiles_ = {k: state[f"quantiles.{k}"].numpy() for k in config["topics"]}
+        except (KeyError, AttributeError, TypeError) as exc:  # a torch file, but not this config's weights
+            raise NotFitted(f"{src / WEIGHTS_FILE} does not hold the weights {src / CONFIG_FILE} names "
+                            f"({exc!r})") from exc
         model.fallback_ = list(config["fallback"])
         model.history_ = config.get("history", {})
         return model

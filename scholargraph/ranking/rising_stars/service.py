@@ -70,8 +70,7 @@ def _check_labels(snapshot: GraphSnapshot, as_of: int, horizon: int) -> None:
 
 def load_model(models_dir: Path) -> tuple[IIRL, dict]:
     """The current model and its registry record."""
-    meta = registry(models_dir).require_current()
-    return IIRL.load(meta["path"]), meta
+    return registry(models_dir).load_current(IIRL.load)
 
 
 def current_version(models_dir: Path) -> str:

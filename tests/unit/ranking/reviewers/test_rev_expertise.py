@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from scholargraph.errors import UsageError
 from scholargraph.ranking.reviewers.expertise import (
     bootstrap_interval,
     pooled_loss,
@@ -66,7 +67,7 @@ def test_expertise_qrels_keep_fractional_ratings(tmp_path):
     path.write_text("p1 0 1737249 4.5\np2 0 1737249 2\n\np1 0 99 1\n", encoding="utf-8")
     assert read_expertise_qrels(str(path)) == {"1737249": {"p1": 4.5, "p2": 2.0}, "99": {"p1": 1.0}}
     path.write_text("p1 1737249 4.5\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="paper 0 reviewer expertise"):
+    with pytest.raises(UsageError, match="qrels.txt:1: expected `paper 0 reviewer expertise`"):
         read_expertise_qrels(str(path))
 
 
