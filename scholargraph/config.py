@@ -180,7 +180,10 @@ class Settings:
                 elif not isinstance(raw, str | int) or isinstance(raw, bool):  # a TOML list, table or flag
                     raise ValueError(f"{f.name} must be a string, not {raw!r}"[:120])
                 elif f.name in ("home", "cache"):
-                    coerced[f.name] = Path(str(raw)).expanduser()
+                    try:
+                        coerced[f.name] = Path(str(raw)).expanduser()
+                    except RuntimeError:  # `~name/...` of an account this machine does not know
+                        raise ValueError(f"{f.name} must be a path whose ~user exists, not {raw!r}"[:120]) from None
                 else:
                     coerced[f.name] = str(raw)
             except ValueError as exc:

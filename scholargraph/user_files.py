@@ -5,6 +5,7 @@ the file and the line, never a traceback: every reader of a user's file goes thr
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -15,6 +16,12 @@ from pathlib import Path
 from scholargraph.errors import UsageError
 
 INTEGER = re.compile(r"^[+-]?[0-9]+$")  # ASCII digits only: str.isdigit() accepts '²', which int() refuses
+
+
+def _too_many_digits(exc: ValueError) -> bool:
+    """Python refuses to turn more than 4300 digits into an int (CVE-2020-10735): a ValueError of int(), of
+    json.loads and of tomllib, that is not their own parse error."""
+    return "integer string conversion" in str(exc)
 
 
 def _where(what: str, path: str | Path, line: int | None = None) -> str:
@@ -60,10 +67,34 @@ def data_lines(path: str | Path, what: str) -> Iterator[tuple[int, list[str]]]:
             yield n, parts
 
 
+def table_lines(path: str | Path, what: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of a small table file: comma-, tab- or space-separated, each field stripped;
+    blank lines and `#` comments skipped. A line the csv module cannot split (a carriage return inside it, a
+    field over its size limit) is a UsageError naming the line."""
+    for n, line in text_lines(path, what):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if "," in text:
+            try:
+                parts = next(csv.reader([text]))
+            except csv.Error as exc:
+                reason = "a carriage return inside the line" if "new-line" in str(exc) else str(exc)
+                raise bad_line(what, path, n, f"not a comma-separated row ({reason})") from None
+        else:
+            parts = text.split("\t") if "\t" in text else text.split()
+        yield n, [p.strip() for p in parts]
+
+
 def parse_int(text: str, what: str, path: str | Path, line: int, name: str) -> int:
     if not INTEGER.match(text):
         raise bad_line(what, path, line, f"{name} must be an integer, got {text[:40]!r}")
-    return int(text)
+    try:
+        return int(text)
+    except ValueError as exc:  # digits only, so: more of them than int() takes
+        if not _too_many_digits(exc):
+            raise
+        raise bad_line(what, path, line, f"{name} has too many digits ({len(text):,})") from None
 
 
 def parse_float(text: str, what: str, path: str | Path, line: int, name: str) -> float:
@@ -134,6 +165,10 @@ def read_jsonl(path: str | Path, what: str, fields: Mapping[str, tuple[Check, st
             raise bad_line(what, path, n, f"not JSON ({exc.msg} at column {exc.colno})") from None
         except RecursionError:
             raise bad_line(what, path, n, "JSON nested too deeply") from None
+        except ValueError as exc:
+            if not _too_many_digits(exc):
+                raise
+            raise bad_line(what, path, n, "not JSON (a number with too many digits)") from None
         if not isinstance(record, dict):
             raise bad_line(what, path, n, f"expected a JSON object {{...}}, got {type(record).__name__}")
         for name in required:
@@ -161,6 +196,12 @@ def read_toml_table(path: str | Path, table: str, what: str = "--config") -> dic
         at = re.search(r"\(at line (\d+), column \d+\)$", str(exc))
         reason = re.sub(r" \(at [^)]*\)$", "", str(exc))
         raise ConfigError(f"{_where(what, path, int(at.group(1)) if at else None)}: not TOML ({reason})") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError(f"{_where(what, path)}: not TOML (nested too deeply)") from None
+    except ValueError as exc:
+        if not _too_many_digits(exc):
+            raise
+        raise ConfigError(f"{_where(what, path)}: not TOML (a number with too many digits)") from None
     values = doc.get(table, {})
     if not isinstance(values, dict):
         raise ConfigError(f"{_where(what, path)}: {table!r} must be a table ([{table}]), got {type(values).__name__}")

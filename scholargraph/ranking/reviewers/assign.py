@@ -7,7 +7,6 @@ graph, and nothing here imports click (the CLI prints)."""
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from scholargraph.ranking.reviewers.assignment import Assignment, AssignmentProb
 from scholargraph.ranking.reviewers.coi import ConflictChecker
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool
-from scholargraph.user_files import INTEGER, bad_line, parse_int, read_jsonl, text_lines
+from scholargraph.user_files import INTEGER, bad_line, parse_int, read_jsonl, table_lines
 
 SENIOR = "senior"
 _RULE = re.compile(r"^\s*(papers|years)\s*>=\s*(\d+)\s*$")
@@ -32,21 +31,10 @@ _REQUIRE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*>=\s*(\d+)\s*$")
 # --- the chair's files --------------------------------------------------------------------------------------
 
 
-def _fields(path: str | Path, what: str) -> Iterable[tuple[int, list[str]]]:
-    """(line number, fields) of a small table file: comma-, tab- or space-separated; blank lines and `#`
-    comments skipped. Unreadable or not UTF-8: a UsageError naming the line (user_files)."""
-    for n, line in text_lines(path, what):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
-        parts = next(csv.reader([text])) if "," in text else text.split("\t") if "\t" in text else text.split()
-        yield n, [p.strip() for p in parts]
-
-
 def read_pairs(path: str | Path, what: str) -> list[tuple[str, str]]:
     """`paper reviewer` pairs (a header line `paper,reviewer` is skipped), ids as the file gives them."""
     pairs = []
-    for k, (n, parts) in enumerate(_fields(path, what)):
+    for k, (n, parts) in enumerate(table_lines(path, what)):
         if len(parts) < 2 or not parts[0] or not parts[1]:
             raise UsageError(f"{what} {path}:{n}: expected `paper reviewer`, got {' '.join(parts)[:60]!r}")
         if k == 0 and parts[0].lower() in ("paper", "paper_id", "submission"):
@@ -61,12 +49,12 @@ def read_loads(path: str | Path) -> dict[str, tuple[int, int | None]]:
     """`reviewer max [min]` per line (OpenReview's custom max papers); a header line is skipped."""
     loads: dict[str, tuple[int, int | None]] = {}
     what = "--loads"
-    for k, (n, parts) in enumerate(_fields(path, what)):
+    for k, (n, parts) in enumerate(table_lines(path, what)):
         if len(parts) < 2 or not parts[0] or not INTEGER.match(parts[1]):
             if k == 0:
                 continue  # header
             raise UsageError(f"--loads {path}:{n}: expected `reviewer max [min]`, got {' '.join(parts)[:60]!r}")
-        high = int(parts[1])
+        high = parse_int(parts[1], what, path, n, "max")
         low = parse_int(parts[2], what, path, n, "min") if len(parts) > 2 and parts[2] else None
         if high < 0 or (low is not None and not 0 <= low <= high):
             raise UsageError(f"--loads {path}:{n}: loads must satisfy 0 <= min <= max, got {parts[1:3]}")
@@ -77,7 +65,7 @@ def read_loads(path: str | Path) -> dict[str, tuple[int, int | None]]:
 def read_attributes(path: str | Path) -> dict[str, dict[str, bool]]:
     """Reviewer attributes, a table with a header `reviewer,attr1,attr2...`; a cell is true when it is
     1/true/yes/y (any case). Returns {attribute: {reviewer id as given: flag}}."""
-    rows = list(_fields(path, "--attributes"))
+    rows = list(table_lines(path, "--attributes"))
     if not rows:
         raise UsageError(f"--attributes {path} is empty")
     header = rows[0][1]
@@ -109,7 +97,7 @@ def read_senior(rule: str) -> list[str] | None:
         return None
     if not Path(rule).is_file():
         raise UsageError(f"--senior {rule!r}: expected papers>=N, years>=N or a file of reviewer ids")
-    given = [parts[0] for _, parts in _fields(rule, "--senior") if parts[0]]
+    given = [parts[0] for _, parts in table_lines(rule, "--senior") if parts[0]]
     if not given:
         raise bad_line("--senior", rule, None, "holds no reviewer ids (expected one id per line)")
     return given

@@ -45,9 +45,10 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None, trai
     if (queries is None) != (qrels is None):
         raise UsageError("--queries and --qrels go together")
     t0 = time.perf_counter()
+    # The user's files are read before the store is opened: a bad one is refused without a server.
+    files = service.ReviewerFiles.for_training(queries, qrels) if queries and qrels is not None else None
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        trained = service.train(store, obj.settings.models_dir, min_papers=min_papers,
-                                judged_files=(queries, qrels) if queries and qrels is not None else None,
+        trained = service.train(store, obj.settings.models_dir, min_papers=min_papers, files=files,
                                 training_queries=training_queries, steps=steps, quiet=obj.quiet)
     info = trained.model.fit_info_
     click.echo(f"trained RECO-Rank on {info.get('queries', 0):,} queries ({info.get('judged', 0)} judged) with a "
@@ -80,10 +81,11 @@ def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, no
     if not papers and not queries:
         raise UsageError("give --paper ID or --queries FILE")
     forms: dict[str, dict[str, str]] = {}
+    files = service.ReviewerFiles.for_recommend(queries, pool, candidates)  # before the store: a bad file is cheap
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        results, note = service.recommend(store, obj.settings.models_dir, paper_ids=papers, queries_file=queries,
-                                          pool_file=pool, candidates_file=candidates, k=k, coi=not no_coi,
-                                          write=write, quiet=obj.quiet, id_forms=forms, picture=picture, warn=_warn)
+        results, note = service.recommend(store, obj.settings.models_dir, paper_ids=papers, files=files, k=k,
+                                          coi=not no_coi, write=write, quiet=obj.quiet, id_forms=forms,
+                                          picture=picture, warn=_warn)
 
     def given(kind: str, node_id: str) -> str:
         # Tabular outputs answer in the caller's ids (a run file is scored against the caller's qrels),
@@ -145,9 +147,10 @@ def evaluate_cmd(obj, protocol: str, queries: str, qrels: str, candidates: str |
     if protocol == "expertise":
         from scholargraph.ranking.reviewers import expertise as ex
 
+        judged = service.ReviewerFiles.for_expertise(queries, qrels)  # before the store: a bad file is cheap
         with open_store(obj.settings, quiet=obj.quiet) as store:
             done = service.evaluate_expertise(store, obj.settings.models_dir, queries, qrels, bootstrap=bootstrap,
-                                              quiet=obj.quiet, warn=_warn)
+                                              quiet=obj.quiet, warn=_warn, files=judged)
         click.echo(f"RECO-Rank: {done.origin}; text encoder: {done.encoder}")
         click.echo(ex.format_expertise_table(done.results, done.judgments))
         if plot:
@@ -156,9 +159,10 @@ def evaluate_cmd(obj, protocol: str, queries: str, qrels: str, candidates: str |
         return
     from scholargraph.ranking.reviewers import evaluate as ev
 
+    files = service.ReviewerFiles.for_candidates(queries, qrels, candidates)  # before the store: a bad file is cheap
     with open_store(obj.settings, quiet=obj.quiet) as store:
         experiment = service.evaluate_candidates(store, obj.settings.models_dir, queries, qrels, candidates,
-                                                 seeds=seeds, quiet=obj.quiet, warn=_warn)
+                                                 seeds=seeds, quiet=obj.quiet, warn=_warn, files=files)
     click.echo(experiment.table())
     if plot:
         ev.plot_results([experiment], plot)

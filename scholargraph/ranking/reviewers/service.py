@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,6 +154,47 @@ def read_ids(path: str, what: str = "--pool") -> list[str]:
 
 
 @dataclass
+class ReviewerFiles:
+    """The user's files of a reviewers command, read before the store is opened: a bad one is refused (exit 2,
+    one line naming the option, the file and the line) before a server, a model or the graph is touched.
+    Ids are as the files give them (resolve them against the graph)."""
+
+    records: list[dict] = field(default_factory=list)  # --queries: submission records (user_files.read_jsonl)
+    grades: dict[str, dict[str, int]] = field(default_factory=dict)  # --qrels: graded judgments
+    ratings: dict[str, dict[str, float]] = field(default_factory=dict)  # --qrels of the expertise protocol
+    pool: list[str] | None = None  # --pool
+    candidates: dict[str, list[str]] | None = None  # --candidates (evaluate: else the qrels' judged reviewers)
+
+    @classmethod
+    def for_recommend(cls, queries: str | None = None, pool: str | None = None,
+                      candidates: str | None = None) -> ReviewerFiles:
+        return cls(records=read_jsonl(queries, "--queries") if queries else [],
+                   pool=read_ids(pool, "--pool") if pool else None,
+                   candidates=read_candidates(candidates, "--candidates") if candidates else None)
+
+    @classmethod
+    def for_training(cls, queries: str, qrels: str) -> ReviewerFiles:
+        """Submissions and their graded judgments (`train --queries --qrels`)."""
+        return cls(records=read_jsonl(queries, "--queries"), grades=read_qrels(qrels))
+
+    @classmethod
+    def for_candidates(cls, queries: str, qrels: str, candidates: str | None = None) -> ReviewerFiles:
+        """The candidates protocol's files: the candidates listed, else the reviewers the qrels judge."""
+        judged = cls.for_training(queries, qrels)
+        judged.candidates = read_candidates(candidates, "--candidates") if candidates \
+            else read_candidates(qrels, "--qrels")
+        return judged
+
+    @classmethod
+    def for_expertise(cls, queries: str, qrels: str) -> ReviewerFiles:
+        """The expertise protocol's files: `paper 0 reviewer expertise` ratings and the rated papers."""
+        from scholargraph.ranking.reviewers.expertise import read_expertise_qrels
+
+        ratings = read_expertise_qrels(qrels)
+        return cls(records=read_jsonl(queries, "--queries"), ratings=ratings)
+
+
+@dataclass
 class Trained:
     """What `train` made: the model, the size of its reviewer pool, and where it was saved."""
 
@@ -163,12 +204,15 @@ class Trained:
 
 
 def train(store, models_dir: Path, *, min_papers: int = 3, judged_files: tuple[str, str] | None = None,
-          training_queries: int = 600, steps: int = 300, quiet: bool = True) -> Trained:
+          training_queries: int = 600, steps: int = 300, quiet: bool = True,
+          files: ReviewerFiles | None = None) -> Trained:
     """Train on the graph (hidden papers, their authors as positives), plus the judgments of `judged_files`
-    (a submissions JSONL and its qrels) when given; save the model as a new version and make it current."""
+    (a submissions JSONL and its qrels) when given, or of `files` when the caller read them already; save
+    the model as a new version and make it current."""
     # The user's files are read first: a bad one is refused before the graph is pulled.
-    records, grades = (read_jsonl(judged_files[0], "--queries"), read_qrels(judged_files[1])) if judged_files \
-        else ([], {})
+    if files is None:
+        files = ReviewerFiles.for_training(*judged_files) if judged_files else ReviewerFiles()
+    records, grades = files.records, files.grades
     evidence_models = current_model_paths(models_dir)
     index = build_index(store, models_dir, quiet, models=evidence_models)
     pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=min_papers)
@@ -188,7 +232,7 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
               quiet: bool = True, index: EvidenceIndex | None = None, replace_all: bool = False,
               run_props: dict | None = None, id_forms: dict[str, dict[str, str]] | None = None,
               picture: str | None = None, warn: Callable[[str], None] = _ignore,
-              mapper: PartitionMapper = IN_PROCESS):
+              mapper: PartitionMapper = IN_PROCESS, files: ReviewerFiles | None = None):
     """Suggestions per query; with `write`, a scoring run that stores them for the in-graph papers and
     keeps the current suggestions of every other paper (`replace_all`: only this run's papers remain).
 
@@ -201,11 +245,11 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
 
     The queries against the pool go through `mapper` (reviewers/batch.py: the model, the evidence and the pool
     are its payload, so a Spark mapper scores them in partitions); those with a candidate list (the CoF
-    protocol: a pool of their own each) are scored here, in process, whatever the mapper."""
+    protocol: a pool of their own each) are scored here, in process, whatever the mapper. `files`: the three
+    files as the caller read them already (ReviewerFiles.for_recommend), in place of the paths."""
     # The user's files are read first: a bad one is refused before a model is loaded or the graph pulled.
-    records = read_jsonl(queries_file, "--queries") if queries_file else []
-    pool_given = read_ids(pool_file, "--pool") if pool_file else None
-    candidates_given = read_candidates(candidates_file, "--candidates") if candidates_file else None
+    files = files or ReviewerFiles.for_recommend(queries_file, pool_file, candidates_file)
+    records, pool_given, candidates_given = files.records, files.pool, files.candidates
     model, meta = load_model(models_dir)
     index = index or index_for_model(store, models_dir, meta, quiet)
     resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
@@ -275,14 +319,16 @@ def draw_top_evidence(index: EvidenceIndex, results, path: str) -> str:
 
 
 def evaluate_candidates(store, models_dir: Path, queries: str, qrels: str, candidates: str | None = None, *,
-                        seeds: int = 1, quiet: bool = True, warn: Callable[[str], None] = _ignore):
+                        seeds: int = 1, quiet: bool = True, warn: Callable[[str], None] = _ignore,
+                        files: ReviewerFiles | None = None):
     """RECO-Rank (and its ablations, trained here) against CoF and the semantic baselines, ranking only the
-    judged candidates (Soft/Hard P@5/P@10): an evaluate.Experiment."""
+    judged candidates (Soft/Hard P@5/P@10): an evaluate.Experiment. `files`: the three files as the caller
+    read them already (ReviewerFiles.for_candidates)."""
     from scholargraph.ranking.reviewers import evaluate as ev
 
     # The user's files are read first: a bad one is refused before the graph is pulled.
-    records, grades = read_jsonl(queries, "--queries"), read_qrels(qrels)
-    listed = read_candidates(candidates, "--candidates") if candidates else read_candidates(qrels, "--qrels")
+    files = files or ReviewerFiles.for_candidates(queries, qrels, candidates)
+    records, grades, listed = files.records, files.grades, files.candidates or {}
     index = build_index(store, models_dir, quiet)
     if candidates:
         judgments = ev.Judgments(index.queries_from_records(records), grades, listed, ev.record_texts(records))
@@ -308,13 +354,16 @@ class ExpertiseEvaluation:
 
 
 def evaluate_expertise(store, models_dir: Path, queries: str, qrels: str, *, bootstrap: int = 2000,
-                       quiet: bool = True, warn: Callable[[str], None] = _ignore) -> ExpertiseEvaluation:
+                       quiet: bool = True, warn: Callable[[str], None] = _ignore,
+                       files: ReviewerFiles | None = None) -> ExpertiseEvaluation:
     """The trained reviewer model (trained here on the graph when there is none yet) and the baselines on
-    reviewers' expertise ratings; reviewer ids as the qrels give them (bare source ids resolve)."""
+    reviewers' expertise ratings; reviewer ids as the qrels give them (bare source ids resolve). `files`:
+    the two files as the caller read them already (ReviewerFiles.for_expertise)."""
     from scholargraph.ranking.reviewers import expertise as ex
 
-    ratings = ex.read_expertise_qrels(qrels)
-    records = read_jsonl(queries, "--queries")  # before the model and the graph: a bad file costs no pull
+    # Before the model and the graph: a bad file costs no pull.
+    files = files or ReviewerFiles.for_expertise(queries, qrels)
+    ratings, records = files.ratings, files.records
     try:
         model, meta = load_model(models_dir)
         index = index_for_model(store, models_dir, meta, quiet)
