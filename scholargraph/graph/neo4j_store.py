@@ -178,13 +178,25 @@ class Neo4jStore:
         """Create the constraints and indexes (idempotent); returns the number of statements run."""
         statements = cypher.statements("schema")
 
-        def call():
-            with self._session() as session:
-                for statement in statements:
-                    session.run(statement).consume()
-                session.run("CALL db.awaitIndexes(300)").consume()
-        self._guard(call)
+        self._guard(self._run_schema, statements)
         return len(statements)
+
+    def _run_schema(self, statements: Sequence[str]) -> None:
+        """Schema statements (each CREATE ... IF NOT EXISTS), each in a managed transaction: two commands that
+        create the schema at once (two ingests into a new database) deadlock on its label locks, a transient
+        error that the driver retries (an auto-commit statement would fail with it), or both pass the existence
+        check and the later one finds the other's equivalent index: done, as IF NOT EXISTS means."""
+        def run(tx, statement: str) -> None:
+            tx.run(statement).consume()
+
+        with self._session() as session:
+            for statement in statements:
+                try:
+                    session.execute_write(run, statement)
+                except neo4j_errors.ClientError as exc:
+                    if exc.code != "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists":
+                        raise
+            session.run("CALL db.awaitIndexes(300)").consume()
 
     def schema_names(self) -> dict[str, list[str]]:
         def call():
@@ -428,12 +440,7 @@ class Neo4jStore:
         return rows[0]["props"] if rows else None
 
     def apply_vector_indexes(self) -> None:
-        def call():
-            with self._session() as session:
-                for statement in cypher.statements("store/vector_indexes"):
-                    session.run(statement).consume()
-                session.run("CALL db.awaitIndexes(300)").consume()
-        self._guard(call)
+        self._guard(self._run_schema, cypher.statements("store/vector_indexes"))
 
     def run_library_query(self, name: str, params: dict) -> tuple[list[str], list[list[Any]]]:
         """A query of the Cypher library (cypher/queries/<name>.cypher) in a read transaction."""

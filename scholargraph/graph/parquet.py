@@ -385,15 +385,16 @@ def read_manifest(in_dir: Path) -> dict:
     return manifest
 
 
-def _rows(in_dir: Path, manifest: dict, table: str, columns: list[str]) -> Iterator[tuple]:
-    """The rows of a table, part by part in manifest order, row order preserved. A damaged part (truncated, a
-    failed page checksum, fewer rows than the manifest counts) is a UsageError naming it."""
+def _batches(in_dir: Path, manifest: dict, table: str, columns: list[str] | None) -> Iterator[pa.RecordBatch]:
+    """The record batches of a table, part by part in manifest order. A missing or damaged part (truncated, a
+    failed page checksum, fewer rows than the manifest counts) is a UsageError naming it and saying to export
+    again: never a table that silently lacks rows or holds a changed value."""
     again = f"export the snapshot again (`scholargraph export parquet {in_dir} --overwrite`)"
     seen = 0
     for rel in manifest["tables"][table]:
         path = in_dir / rel
         if not path.is_file():
-            raise UsageError(f"{in_dir}: part file {rel} listed in the manifest is missing")
+            raise UsageError(f"{in_dir}: part file {rel} listed in the manifest is missing: {again}")
         try:
             parquet = pq.ParquetFile(path, page_checksum_verification=True)
         except (OSError, pa.ArrowException) as exc:
@@ -408,12 +409,31 @@ def _rows(in_dir: Path, manifest: dict, table: str, columns: list[str]) -> Itera
                 if batch is None:
                     break
                 seen += batch.num_rows
-                yield from zip(*(batch.column(c).to_pylist() for c in columns), strict=True)
+                yield batch
         finally:
             parquet.close()
     expected = manifest.get("counts", {}).get(table) if isinstance(manifest.get("counts"), dict) else None
     if isinstance(expected, int) and expected != seen:
         raise UsageError(f"{in_dir}: the {table} parts hold {seen:,} rows, the manifest counts {expected:,}: {again}")
+
+
+def _rows(in_dir: Path, manifest: dict, table: str, columns: list[str]) -> Iterator[tuple]:
+    """The rows of a table, part by part in manifest order, row order preserved (`_batches` checks them)."""
+    for batch in _batches(in_dir, manifest, table, columns):
+        yield from zip(*(batch.column(c).to_pylist() for c in columns), strict=True)
+
+
+def verify_snapshot(in_dir: Path) -> dict:
+    """Read every page of every part of an export (checksums verified, rows counted against the manifest) and
+    return its manifest; UsageError naming the first missing or damaged part. For readers that do not go
+    through `read_snapshot` (Spark reads the parts itself, without page checksums by default): run before
+    them, so that a damaged export stops a command before it computes or writes anything."""
+    in_dir = Path(in_dir)
+    manifest = read_manifest(in_dir)
+    for table in TABLES:
+        for _ in _batches(in_dir, manifest, table, None):
+            pass
+    return manifest
 
 
 def read_snapshot(in_dir: Path, with_text: bool = True) -> GraphSnapshot:

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scholargraph.config import Settings
-from scholargraph.errors import UsageError, naming_disk_full
+from scholargraph.errors import ServerError, UsageError, naming_disk_full
 from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.ingest.bulk import ARRAY_DELIMITER, BulkStaging, StagedCounts, collector_paused
 from scholargraph.ingest.loader import Checkpoint, IngestSummary, ingest
-from scholargraph.server import admin_import
+from scholargraph.server import admin_import, local_server
 from scholargraph.server.connect import open_store
 
 
@@ -90,17 +90,27 @@ def bulk_ingest(settings: Settings, fmt: str, paths: list[str], *, quarantine_pa
         raise
     finally:
         staging.close()
+    # Checkpoints of earlier ingests into this database describe a database that the import replaces.
+    Checkpoint.forget_target(settings.checkpoints_dir, settings.database_target)
     t2 = time.perf_counter()
-    run = admin_import.run_import(settings, files, ARRAY_DELIMITER, work, quiet=quiet,
-                                  multiline=staged.multiline_rows > 0)
+    try:
+        run = admin_import.run_import(settings, files, ARRAY_DELIMITER, work, quiet=quiet,
+                                      multiline=staged.multiline_rows > 0,
+                                      after={"fill_empty_sources": bool(staged.empty_sources)})
+    except ServerError as exc:
+        state = local_server.import_state(settings)
+        if state is None or state.get("phase") != "imported":
+            raise  # the import failed or was interrupted: the database is empty again
+        if not keep_files:
+            shutil.rmtree(work, ignore_errors=True)
+        # Only the schema is left to do, and the next command that opens the database does it.
+        raise ServerError(f"the import finished ({staged.papers:,} papers with {staged.stubs:,} stubs, "
+                          f"{staged.authors:,} authors), but Neo4j did not start again: {exc}; `scholargraph neo4j "
+                          "start` starts it and completes the load (its schema)") from exc
     seconds["import"] = run.seconds
     seconds["offline"] = time.perf_counter() - t2
     t3 = time.perf_counter()
-    # Checkpoints of earlier ingests into this database describe a database that is gone.
-    Checkpoint.forget_target(settings.checkpoints_dir, settings.database_target)
-    with open_store(settings, quiet=quiet) as store:
-        if staged.empty_sources:
-            store.fill_empty_sources()
+    with open_store(settings, quiet=quiet) as store:  # fills empty sources and creates the schema (finish_import)
         prepare_store(store, on_migration)
     seconds["schema"] = time.perf_counter() - t3
     kept = None

@@ -45,6 +45,12 @@ def start_cmd(obj, no_auth: bool, timeout: float) -> None:
     else:
         click.echo(f"Neo4j {st.version} started at {st.uri} (pid {st.pid}) in {time.monotonic() - t0:.1f}s")
     click.echo(f"auth:    {_auth_line(st, settings)}")
+    if (local_server.import_state(settings) or {}).get("phase") == "imported":
+        from scholargraph.server.connect import open_store  # the driver, only when there is work for it
+
+        with open_store(settings, quiet=True):
+            pass  # opening the database completes it (connect.finish_import)
+        click.echo("completed the last `ingest --bulk`: its import had finished, its schema is now created")
     if st.browser_url:
         click.echo(f"Neo4j Browser: {st.browser_url} (the query library's guide opens on connect)")
     if was_running and st.auth is not True and settings.neo4j_auth:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -28,6 +29,7 @@ from scholargraph.errors import ServerError
 from scholargraph.server import browser_guide
 
 LAUNCHER_CLASS = "ScholargraphNeo4j"
+DEFAULT_DATABASE = "neo4j"  # Community Edition's one user database: the one `ingest --bulk` imports into
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>scholargraph</groupId><artifactId>neo4j-runtime</artifactId><version>{neo4j}</version>
@@ -294,6 +296,85 @@ def _is_our_server(pid: int) -> bool:
     return LAUNCHER_CLASS.encode() in cmdline
 
 
+# --- an offline import in progress (server/admin_import.py) ------------------------------------------------
+
+
+def _import_file(settings: Settings) -> Path:
+    return settings.home / "neo4j-import.json"
+
+
+def import_state(settings: Settings) -> dict | None:
+    """What `ingest --bulk` left of an offline import into this home's database, or None: phase "importing"
+    (neo4j-admin is replacing the database, or was stopped doing so) or "imported" (the import finished and the
+    load's last steps, `after`, are still to do: server/connect.finish_import)."""
+    try:
+        state = json.loads(_import_file(settings).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        state = None  # written atomically, so damaged only by hand: treated as the worse case
+    return state if isinstance(state, dict) and state.get("phase") in ("importing", "imported") \
+        else {"phase": "importing"}
+
+
+def set_import_state(settings: Settings, **state) -> None:
+    """Record the import's phase (atomically: a kill leaves the old record or the new one)."""
+    path = _import_file(settings)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(state, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def clear_import_state(settings: Settings) -> None:
+    _import_file(settings).unlink(missing_ok=True)
+
+
+def discard_partial_import(settings: Settings) -> None:
+    """Remove what an unfinished import wrote into the default database (the server is stopped). Neo4j cannot
+    open half a store ("This database is shutdown", at every start); `ingest --bulk` imports only into an
+    empty database, so the empty one Neo4j creates at the next start is the database as it was."""
+    data = settings.home / "neo4j" / "data"
+    for sub in ("databases", "transactions"):
+        shutil.rmtree(data / sub / DEFAULT_DATABASE, ignore_errors=True)
+
+
+def _alive(pid: object, needle: bytes) -> bool:
+    """Whether `pid` runs and its command line holds `needle` (guards against a recycled pid)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        return needle in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return not Path("/proc").is_dir()  # no /proc to read (not Linux): alive is all we can tell
+
+
+def _recover_interrupted_import(settings: Settings) -> None:
+    """Before a start: an import that was stopped half way (its `ingest --bulk` killed) leaves a store that
+    Neo4j cannot open; it is removed, with one warning line, so that the database is again the empty one
+    the import was replacing. An import still running is waited for, not started over."""
+    state = import_state(settings)
+    if state is None or state.get("phase") != "importing":
+        return
+    if _alive(state.get("importer"), b"AdminTool") or _alive(state.get("pid"), b"scholargraph"):
+        raise ServerError(f"an `ingest --bulk` is importing into the database in {settings.home} (pid "
+                          f"{state.get('pid')}): the server starts again when it is done; wait for it")
+    discard_partial_import(settings)
+    work = state.get("work")
+    if isinstance(work, str) and Path(work).name.startswith("bulk-"):
+        shutil.rmtree(work, ignore_errors=True)  # its staging and import files: about 3x the input
+    clear_import_state(settings)
+    sys.stderr.write(f"scholargraph: warning: an `ingest --bulk` was stopped during its import (started "
+                     f"{state.get('started', '?')}); the half-imported database was removed and the database is "
+                     "empty, as it was before: run that ingest again\n")
+
+
 def _port_open(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.settimeout(0.5)
@@ -339,6 +420,7 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     if pid is not None:
         _wait_ready(settings, pid, _running_port(settings), timeout, http_port=_running_http_port(settings))
         return status(settings)
+    _recover_interrupted_import(settings)
     port = settings.neo4j_port
     http_port = settings.neo4j_http_port
     if port == http_port:
@@ -387,13 +469,14 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
            "-Dfile.encoding=UTF-8", "-cp", classpath, LAUNCHER_CLASS, str(home), str(port), str(http_port)]
     log = log_file(settings)
     with open(log, "ab") as out:
+        log_from = out.tell()  # what this start writes: an earlier run's error is not this one's
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True, cwd=str(home))
     _pid_file(settings).write_text(str(proc.pid))
     _port_file(settings).write_text(str(port))
     _http_port_file(settings).write_text(str(http_port))
     _auth_file(settings).write_text("on" if password else "off")
-    _wait_ready(settings, proc.pid, port, timeout, proc, http_port=http_port)
+    _wait_ready(settings, proc.pid, port, timeout, proc, http_port=http_port, log_from=log_from)
     # The server outlives this process by design (`neo4j stop` ends it through its pid file): its handle
     # is dropped here without the "subprocess is still running" ResourceWarning.
     with warnings.catch_warnings():
@@ -424,13 +507,15 @@ def _sync_plugins(provided_dirs: list[Path], plugins: Path) -> None:
 
 
 def _wait_ready(settings: Settings, pid: int, port: int, timeout: float,
-                proc: subprocess.Popen | None = None, http_port: int = 0) -> None:
+                proc: subprocess.Popen | None = None, http_port: int = 0, log_from: int = 0) -> None:
     ready = _run_dir(settings) / "ready"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
-            raise ServerError(f"Neo4j exited during start-up (code {proc.returncode}): "
-                              f"{_last_error_line(settings)} (log: {log_file(settings)})")
+            code = proc.returncode
+            how = f"was killed (signal {-code})" if code < 0 else f"exited during start-up (code {code})"
+            said = _last_error_line(settings, log_from)
+            raise ServerError(f"Neo4j {how}{': ' + said if said else ''} (log: {log_file(settings)})")
         if proc is None and not _is_our_server(pid):
             raise ServerError(f"Neo4j (pid {pid}) stopped while starting; see {log_file(settings)}")
         if ready.exists() and _port_open(port) and (http_port <= 0 or _port_open(http_port)):
@@ -439,15 +524,19 @@ def _wait_ready(settings: Settings, pid: int, port: int, timeout: float,
     raise ServerError(f"Neo4j did not become ready within {timeout:.0f}s; see {log_file(settings)}")
 
 
-def _last_error_line(settings: Settings) -> str:
+def _last_error_line(settings: Settings, since: int = 0) -> str:
+    """The last error the log shows after byte `since` (where this start began writing), else its last line
+    ('' when it wrote nothing)."""
     try:
-        lines = log_file(settings).read_text(errors="replace").strip().splitlines()
+        with open(log_file(settings), "rb") as fh:
+            fh.seek(since)
+            lines = fh.read().decode(errors="replace").strip().splitlines()
     except OSError:
-        return "no log"
+        return ""
     for line in reversed(lines[-200:]):
         if "Exception" in line or "ERROR" in line or "Error" in line:
             return line.strip()[:300]
-    return lines[-1].strip()[:300] if lines else "no log"
+    return lines[-1].strip()[:300] if lines else ""
 
 
 def stop(settings: Settings, timeout: float = 60.0) -> bool:

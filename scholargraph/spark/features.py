@@ -251,7 +251,11 @@ def spark_feature_engine(settings: Settings, store: GraphStore, master: str | No
                          snapshot_dir: Path | None = None, keep_snapshot: bool = False,
                          quiet: bool = True) -> Iterator[SparkFeatureEngine]:
     """A SparkSession and the engine on it for one command; the run's export is removed afterwards unless
-    `keep_snapshot` (it sits under SCHOLARGRAPH_HOME/spark/snapshots)."""
+    `keep_snapshot` (it sits under SCHOLARGRAPH_HOME/spark/snapshots). A given `snapshot_dir` is verified
+    first (every part there, every page's checksum, the manifest's row counts): Spark reads the parts without
+    checking them, so a missing or damaged one would otherwise become wrong features, silently."""
+    if snapshot_dir is not None:
+        parquet.verify_snapshot(snapshot_dir)  # before Spark starts: nothing is computed or written
     with spark_session(settings, master, quiet=quiet) as spark:
         engine = SparkFeatureEngine(spark, store, neo4j_options(settings, store.uri),
                                     work_dir=settings.home / "spark" / "snapshots", snapshot_dir=snapshot_dir,

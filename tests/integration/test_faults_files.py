@@ -8,6 +8,7 @@ run, without the fault, recovers.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import resource
 import shutil
@@ -16,10 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
+from scholargraph.graph.parquet import read_manifest, read_snapshot, verify_snapshot
 from scholargraph.synth import SynthParams, generate
-from tests.conftest import REPO, cli_env, open_test_store
+from tests.conftest import IN_CI, REPO, cli_env, open_test_store
 from tests.integration.ingest.test_bulk import _env as managed_env
 from tests.integration.ingest.test_bulk import bulk_settings  # noqa: F401 (a fixture: the bulk tests' own server)
 
@@ -37,9 +40,9 @@ def run_cli(env: dict, *args: str, fsize: int | None = None, timeout: int = 300)
                           timeout=timeout, preexec_fn=limit if fsize is not None else None)
 
 
-def one_clear_line(proc: subprocess.CompletedProcess, *words: str) -> str:
-    """The failure's stderr: one `scholargraph:` line holding `words`, and no traceback."""
-    assert proc.returncode == 1, (proc.returncode, proc.stdout[-2000:], proc.stderr[-3000:])
+def one_clear_line(proc: subprocess.CompletedProcess, *words: str, code: int = 1) -> str:
+    """The failure's stderr: one `scholargraph:` line holding `words`, and no traceback; exit `code`."""
+    assert proc.returncode == code, (proc.returncode, proc.stdout[-2000:], proc.stderr[-3000:])
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("scholargraph: "), proc.stderr[-3000:]
@@ -249,3 +252,87 @@ def test_a_damaged_current_json_is_one_line_and_training_recovers(trained_home, 
     ok(train(env))
     assert len(sorted(p.name for p in registry.iterdir() if p.is_dir())) == len(versions) + 1
     ok(score(env))
+
+
+# --- a damaged Parquet snapshot under `features --engine spark --snapshot DIR` -------------------------------
+
+
+SPARK_STEPS = "networks,pagerank"
+
+
+def damage_part(part: Path, damage: str) -> None:
+    """Cut a part file in half, flip 4 bytes in the middle of a data page (of its last column, the cited ids of
+    a citations part: undetected, they would name other papers), or delete it."""
+    if damage == "deleted":
+        part.unlink()
+        return
+    body = bytearray(part.read_bytes())
+    if damage == "truncated":
+        part.write_bytes(bytes(body[: len(body) // 2]))
+        return
+    meta = pq.ParquetFile(part).metadata
+    column = meta.row_group(0).column(meta.num_columns - 1)
+    start = column.data_page_offset  # the data page follows the dictionary page
+    end = (column.dictionary_page_offset or start) + column.total_compressed_size
+    for i in range((start + end) // 2, (start + end) // 2 + 4):
+        body[i] ^= 0xFF
+    part.write_bytes(bytes(body))
+
+
+def derived_edges(settings) -> list[tuple]:
+    with open_test_store(settings) as store:
+        out = []
+        for rel in ("COAUTHOR", "CITES_AUTHOR", "CITES_VENUE"):
+            src, dst, weight = store.read_edges(rel)
+            pairs = zip(src, dst) if rel != "COAUTHOR" else (tuple(sorted(p)) for p in zip(src, dst))
+            out += [(rel, *pair, float(w)) for pair, w in zip(pairs, weight)]
+    return sorted(out)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped bytes", "deleted"])
+def test_a_damaged_snapshot_part_stops_spark_features(store, neo4j_settings, tmp_path, damage):
+    """Spark reads the parts of `--snapshot DIR` itself, without checking page checksums or the manifest: before
+    the fix a deleted citations part or four flipped bytes gave other CITES_AUTHOR and CITES_VENUE weights, exit 0.
+    Now the snapshot is verified before Spark starts: one line naming the part and saying to export again, and
+    nothing computed or written; exported again, the snapshot reads whole and (flipped bytes) Spark computes
+    what the in-process pipeline does."""
+    world = tmp_path / "world"
+    generate(SynthParams(papers=300, seed=3, reviewer_queries=3, citation_queries=5), world)
+    env = cli_env(neo4j_settings, tmp_path / "home")
+    ok(run_cli(env, "ingest", "aminer", str(world / "corpus.aminer.jsonl")))
+    ok(run_cli(env, "features", "--only", SPARK_STEPS))  # in process: what the Spark run must reproduce
+    expected = derived_edges(neo4j_settings)
+    snap = tmp_path / "snap"
+    export = ("export", "parquet", str(snap), "--rows-per-file", "1000", "--workers", "1")
+    ok(run_cli(env, *export))
+    good = read_snapshot(snap)
+    assert read_manifest(snap)["tables"]["citations"] == [f"citations/part-{i:05d}.parquet" for i in range(3)]
+    part = snap / "citations" / "part-00001.parquet"
+    damage_part(part, damage)
+    before = dump(neo4j_settings)
+
+    failed = run_cli(env, "features", "--engine", "spark", "--snapshot", str(snap), "--only", SPARK_STEPS,
+                     "--force")
+    line = one_clear_line(failed, "citations/part-00001.parquet", f"scholargraph export parquet {snap} --overwrite",
+                          code=2)
+    assert ("missing" if damage == "deleted" else "is damaged") in line, line
+    assert dump(neo4j_settings) == before  # no feature, no ScoringRun: Spark never started
+
+    # The user's next run: export again (over the damaged one), then compute.
+    ok(run_cli(env, *export, "--overwrite"))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".snap.")]  # no temporary or old export left
+    verify_snapshot(snap)
+    again = read_snapshot(snap)
+    assert again.paper_ids == good.paper_ids and again.author_ids == good.author_ids
+    assert (again.citations != good.citations).nnz == 0 and (again.authorship != good.authorship).nnz == 0
+    if damage != "flipped bytes":
+        return  # one Spark run (about a minute) is enough to show the recovery
+    if importlib.util.find_spec("pyspark") is None:
+        if IN_CI:
+            pytest.fail("the spark extra is not installed")
+        pytest.skip("--engine spark needs the spark extra (pip install 'scholargraph[spark]')")
+    recovered = ok(run_cli(env, "features", "--engine", "spark", "--snapshot", str(snap), "--only", SPARK_STEPS,
+                           "--force", timeout=600))
+    assert "(spark)" in recovered.stdout, recovered.stdout
+    # Spark's run writes its edges under a new version and deletes every other: these are all Spark's.
+    assert derived_edges(neo4j_settings) == expected

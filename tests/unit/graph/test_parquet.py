@@ -12,7 +12,15 @@ from click.testing import CliRunner
 
 from scholargraph.errors import UsageError
 from scholargraph.graph.memory_store import InMemoryStore
-from scholargraph.graph.parquet import MANIFEST, SCHEMAS, TABLES, export_parquet, read_manifest, read_snapshot
+from scholargraph.graph.parquet import (
+    MANIFEST,
+    SCHEMAS,
+    TABLES,
+    export_parquet,
+    read_manifest,
+    read_snapshot,
+    verify_snapshot,
+)
 from scholargraph.graph.records import Author, Authorship, Citation, Paper, PaperBundle, Venue
 from scholargraph.graph.snapshot import GraphSnapshot
 
@@ -272,3 +280,32 @@ def test_id_ranges_cover_every_id_once():
 def test_workers_must_be_positive(tmp_path):
     with pytest.raises(UsageError, match="workers"):
         export_parquet(world(), tmp_path / "snap", workers=0)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped bytes", "deleted", "fewer rows"])
+def test_a_damaged_part_is_named_by_every_reader(tmp_path, damage):
+    """verify_snapshot (run before Spark reads a snapshot) and read_snapshot refuse a damaged part alike: one
+    UsageError naming it and saying to export again, never a table with rows missing or changed."""
+    snap = tmp_path / "snap"
+    export_parquet(world(), snap, rows_per_file=4, workers=1)
+    assert verify_snapshot(snap) == read_manifest(snap)
+    part = snap / "citations" / "part-00001.parquet"
+    body = bytearray(part.read_bytes())
+    if damage == "truncated":
+        part.write_bytes(bytes(body[: len(body) // 2]))
+    elif damage == "flipped bytes":
+        column = pq.ParquetFile(part).metadata.row_group(0).column(1)
+        # The last bytes of the column chunk are its data page's values (a page header carries no checksum).
+        end = (column.dictionary_page_offset or column.data_page_offset) + column.total_compressed_size
+        body[end - 2] ^= 0xFF
+        part.write_bytes(bytes(body))
+    elif damage == "deleted":
+        part.unlink()
+    else:  # a valid part, of another export: the manifest's count tells
+        pq.write_table(pq.read_table(part).slice(0, 1), part)
+    for reader in (verify_snapshot, read_snapshot):
+        with pytest.raises(UsageError) as caught:
+            reader(snap)
+        message = str(caught.value)
+        assert "part-00001.parquet" in message or (damage == "fewer rows" and "citations parts hold" in message)
+        assert message.endswith(f"export the snapshot again (`scholargraph export parquet {snap} --overwrite`)")
