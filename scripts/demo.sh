@@ -165,8 +165,10 @@ URI=$(sed -n 's/^uri: *//p' <<<"$STATUS")
 BROWSER=$(sed -n 's/^browser: *//p' <<<"$STATUS")
 if [ -n "${SCHOLARGRAPH_NEO4J_PASSWORD:-}" ]; then
   AUTH="user neo4j, the password of SCHOLARGRAPH_NEO4J_PASSWORD"
+elif [ -f "$SCHOLARGRAPH_HOME/neo4j-password" ]; then
+  AUTH="user neo4j, the password in $SCHOLARGRAPH_HOME/neo4j-password"
 else
-  AUTH="no user or password"
+  AUTH="no user or password: it was started with --no-auth"
 fi
 if [ -n "${SCHOLARGRAPH_NEO4J_URI:-}" ]; then
   echo "The demo used the Neo4j at $SCHOLARGRAPH_NEO4J_URI. Run the example Cypher of the library:"
