@@ -24,6 +24,7 @@ from scholargraph.graph.store import BatchRows, WriteCounts
 from scholargraph.ingest import sources
 from scholargraph.ingest.normalize import Dropped, iter_raw, normalize
 from scholargraph.progress import progress
+from scholargraph.registry import write_atomically
 
 CHECKPOINT_VERSION = 1
 
@@ -172,16 +173,8 @@ class Checkpoint:
         self.state["files"][os.path.abspath(path)] = {
             "size": st.st_size, "mtime_ns": st.st_mtime_ns, "done": done, "finished": finished}
         self.state["quarantine_offset"] = quarantine_offset
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        try:
-            with naming_disk_full(self.path), open(tmp, "w") as fh:
-                json.dump(self.state, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)  # atomic: a kill or a full disk leaves the old or the new one, never half
-        finally:
-            tmp.unlink(missing_ok=True)
+        # Atomic: a kill or a full disk leaves the old checkpoint or the new one, never half of one.
+        write_atomically(self.path, json.dumps(self.state).encode("utf-8"))
 
 
 class DamagedCheckpoint(Exception):

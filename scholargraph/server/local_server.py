@@ -26,6 +26,7 @@ from scholargraph.config import (
     ensure_password_file,
 )
 from scholargraph.errors import ServerError
+from scholargraph.registry import write_atomically
 from scholargraph.server import browser_guide
 
 LAUNCHER_CLASS = "ScholargraphNeo4j"
@@ -319,13 +320,7 @@ def import_state(settings: Settings) -> dict | None:
 
 def set_import_state(settings: Settings, **state) -> None:
     """Record the import's phase (atomically: a kill leaves the old record or the new one)."""
-    path = _import_file(settings)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(state, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_atomically(_import_file(settings), json.dumps(state).encode("utf-8"))
 
 
 def clear_import_state(settings: Settings) -> None:

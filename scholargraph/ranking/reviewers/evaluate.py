@@ -173,6 +173,12 @@ class Judgments:
     candidates: dict[str, list[str]]
     texts: dict[str, str] = field(default_factory=dict)
 
+    @classmethod
+    def from_records(cls, index: EvidenceIndex, records: Sequence[Mapping], qrels: dict[str, dict[str, int]],
+                     candidates: dict[str, list[str]]) -> Judgments:
+        """Judgments of submission records (user_files.read_jsonl's), their texts kept for the text rankers."""
+        return cls(index.queries_from_records(records), qrels, candidates, record_texts(records))
+
     def pool(self, index: EvidenceIndex) -> ReviewerPool:
         ids = sorted({a for c in self.candidates.values() for a in c})
         return ReviewerPool.from_snapshot(index.snapshot, author_ids=ids)
@@ -289,9 +295,8 @@ def synthetic_judgments(index: EvidenceIndex, queries_path: str, qrels_path: str
     from scholargraph.ranking.metrics import read_qrels
     from scholargraph.user_files import read_jsonl
 
-    records = read_jsonl(queries_path, "--queries")
-    return Judgments(index.queries_from_records(records), read_qrels(qrels_path), read_candidates(candidates_path),
-                     record_texts(records))
+    return Judgments.from_records(index, read_jsonl(queries_path, "--queries"), read_qrels(qrels_path),
+                                  read_candidates(candidates_path))
 
 
 def record_texts(records) -> dict[str, str]:

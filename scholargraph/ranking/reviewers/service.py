@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.features import current_model_paths, features_up_to_date
 from scholargraph.graph.ids import IdResolver, Resolution
-from scholargraph.graph.records import paper_text
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.snapshot_cache import StateCache, cache_root, graph_watermark
@@ -331,7 +330,7 @@ def evaluate_candidates(store, models_dir: Path, queries: str, qrels: str, candi
     records, grades, listed = files.records, files.grades, files.candidates or {}
     index = build_index(store, models_dir, quiet)
     if candidates:
-        judgments = ev.Judgments(index.queries_from_records(records), grades, listed, ev.record_texts(records))
+        judgments = ev.Judgments.from_records(index, records, grades, listed)
     else:  # reviewer ids as the qrels give them: resolve them (a bare source id is not a node id)
         cands, res = resolve_candidates(IdResolver.for_snapshot(index.snapshot), listed, "--qrels reviewers", warn)
         grades = {qid: {res.ids[a]: g for a, g in judged.items() if a in res.ids} for qid, judged in grades.items()}
@@ -360,6 +359,7 @@ def evaluate_expertise(store, models_dir: Path, queries: str, qrels: str, *, boo
     reviewers' expertise ratings; reviewer ids as the qrels give them (bare source ids resolve). `files`:
     the two files as the caller read them already (ReviewerFiles.for_expertise)."""
     from scholargraph.ranking.reviewers import expertise as ex
+    from scholargraph.ranking.reviewers.evaluate import record_texts
 
     # Before the model and the graph: a bad file costs no pull.
     files = files or ReviewerFiles.for_expertise(queries, qrels)
@@ -373,9 +373,8 @@ def evaluate_expertise(store, models_dir: Path, queries: str, qrels: str, *, boo
         origin = "no trained model yet: trained now on the graph (run `reviewers train` to keep one)"
     resolution = resolve_ids(IdResolver.for_snapshot(index.snapshot), "author", list(ratings), "--qrels reviewers",
                              warn)
-    texts = {str(r["id"]): paper_text(r.get("title"), r.get("abstract")) for r in records}
     judgments = ex.ExpertiseJudgments.build(index, index.queries_from_records(records), ratings, resolution.ids,
-                                            texts)
+                                            record_texts(records))
     if not judgments.ratings:
         raise UsageError("no reviewer of the qrels has two rated papers among the queries: nothing to evaluate")
     if model is None:
