@@ -103,14 +103,16 @@ def _trec(rows: Rows) -> list[str]:
     assert spec is not None
     at = {c: i for i, c in enumerate(rows.columns)}
     q, d, s = at[spec.query], at[spec.doc], at[spec.score]
+    # A row without a score (a pair that could not be scored) is no line of the run.
+    scored = [row for row in rows.rows if row[s] != ""]
     if spec.rank is not None:
         r = at[spec.rank]
         return [f"{output_id(row[q])} Q0 {output_id(row[d])} {row[r]} {float(row[s]):.6f} {spec.tag}"
-                for row in rows.rows]
+                for row in scored]
     lines: list[str] = []
     group: list[tuple[str, float]] = []
     qid = ""
-    for row in rows.rows:
+    for row in scored:
         if row[q] != qid and group:
             lines += trec_lines(qid, group, spec.tag)
             group = []

@@ -284,10 +284,14 @@ def _reviewers_step(ctx: JobContext) -> str:
         snap = index.snapshot
         ids = _latest_papers(snap, ctx.full, MAX_JOB_REVIEW_QUERIES) if inc.changed is None else [
             p for p in inc.changed if p in snap.paper_index]
-        # The ids are the snapshot's own, so none can be left out: nothing to warn about.
+        # The ids are the snapshot's own, so none is left out; what is warned about (pairs without eligible
+        # evidence, which are not written) goes into the step's note.
+        warnings: list[str] = []
         _, note = service.recommend(ctx.store, ctx.models_dir, paper_ids=ids, write=True, quiet=ctx.quiet,
                                     index=index, replace_all=inc.changed is None,
-                                    run_props=ctx.run_props(inc.watermark), mapper=ctx.mapper)
+                                    run_props=ctx.run_props(inc.watermark), mapper=ctx.mapper,
+                                    warn=warnings.append)
+        note = "; ".join([note, *warnings])
     except NotFitted as exc:
         return f"skipped: {exc}"
     return note if inc.changed is None else f"{len(inc.changed):,} papers changed: {note}"

@@ -44,3 +44,10 @@ def test_a_commands_own_table_and_records():
     rows = Rows(["a"], [[1]], records=[{"a": 1, "more": [2]}], text=["my layout"])
     assert render(rows, "table") == "my layout"
     assert render(rows, "jsonl") == '{"a": 1, "more": [2]}'
+
+
+def test_a_row_without_a_score_is_no_line_of_a_trec_run():
+    rows = Rows(["query", "doc", "score"], [["q1", "d1", "0.9"], ["q1", "d2", ""], ["q1", "d3", "0.1"]],
+                trec=Trec("query", "doc", "score", "run"))
+    assert render(rows, "trec").split("\n") == ["q1 Q0 d1 1 0.900000 run", "q1 Q0 d3 2 0.100000 run"]
+    assert render(rows, "tsv").split("\n")[2] == "q1\td2\t"  # the table keeps the pair, with no number

@@ -75,7 +75,9 @@ def query_rows(queries: Sequence[Query]) -> pd.DataFrame:
     for q in queries:
         lex = q.lexical_vector.tocsr() if q.lexical_vector is not None else None
         cols["id"].append(q.id)
-        cols["meta"].append(json.dumps({"year": _optional_int(q.year), "paper_index": _optional_int(q.paper_index),
+        cols["meta"].append(json.dumps({"year": _optional_int(q.year),
+                                        "submission_year": _optional_int(q.submission_year),
+                                        "paper_index": _optional_int(q.paper_index),
                                         "author_names": list(q.author_names), "author_ids": list(q.author_ids),
                                         "title": q.title}))
         cols["lexical_dim"].append(-1 if lex is None else int(lex.shape[1]))
@@ -100,7 +102,8 @@ def row_query(row) -> Query:
     references = _unpack(row["references"])
     return Query(id=str(row["id"]), text_vector=_unpack(row["text_vector"]), topic_vector=_unpack(row["topic_vector"]),
                  references=references if references is not None else np.zeros(0, dtype=np.int64),
-                 year=meta["year"], author_names=tuple(meta["author_names"]), author_ids=tuple(meta["author_ids"]),
+                 year=meta["year"], submission_year=meta.get("submission_year"),
+                 author_names=tuple(meta["author_names"]), author_ids=tuple(meta["author_ids"]),
                  paper_index=meta["paper_index"], citation_vector=_unpack(row["citation_vector"]), title=meta["title"],
                  lexical_vector=lexical)
 

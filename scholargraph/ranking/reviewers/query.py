@@ -3,12 +3,13 @@ and the candidate lists a file may give per submission."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 
+from scholargraph.graph.ids import output_id
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.user_files import bad_line, data_lines
 
@@ -25,6 +26,8 @@ class Query:
     text_vector: np.ndarray | None
     topic_vector: np.ndarray | None
     references: np.ndarray
+    # The year the submission is judged as of: reviewers' papers (and citing papers) after it are not
+    # evidence, and the co-author conflict window ends there. None: every paper counts (evidence_as_of).
     year: int | None = None
     author_names: tuple[str, ...] = ()
     author_ids: tuple[str, ...] = ()
@@ -32,6 +35,9 @@ class Query:
     citation_vector: np.ndarray | None = None
     title: str = ""
     lexical_vector: sp.csr_matrix | None = None  # 1 x V TF-IDF row, when the index has lexical vectors
+    # The year the submission carries, kept when the evidence is not cut: the co-author conflict window
+    # ends there (coi.py), as a chair's conference tool counts it.
+    submission_year: int | None = None
 
     @property
     def has_text(self) -> bool:
@@ -44,6 +50,42 @@ class Query:
     @property
     def has_refs(self) -> bool:
         return len(self.references) > 0
+
+
+SUBMISSION_YEAR = "submission"  # evidence_as_of: each submission as of its own year
+
+
+def evidence_as_of(queries: Sequence[Query], until: int | str | None) -> list[Query]:
+    """The submissions with the evidence cut a command was given. None (recommend's and assign's default)
+    judges every reviewer on all their papers, as a chair expects: a reviewer's expertise is what they know
+    now, whatever year a submission carries. SUBMISSION_YEAR keeps each submission's own year as the cut (a
+    historical evaluation: nothing after the paper was known when it was written); a year cuts them all
+    there."""
+    if until == SUBMISSION_YEAR:
+        return list(queries)
+    if until is not None and not isinstance(until, int):
+        raise ValueError(f"evidence cut {until!r}: a year or {SUBMISSION_YEAR!r}")
+    return [replace(q, year=until) for q in queries]
+
+
+def no_evidence_warning(results: Sequence[tuple[Query, Sequence]], cut: int | str | None,
+                        examples: int = 5, forms: Mapping[str, Mapping[str, str]] | None = None) -> str:
+    """One line on the (submission, reviewer) pairs that could not be scored: the reviewer has no eligible
+    paper (none in the graph, or none up to the evidence cut). Empty when every pair has a score. `forms`
+    ({"paper"|"author": {node id: given id}}) names the examples as the caller gave them."""
+    forms = forms or {}
+    missing = [(forms.get("paper", {}).get(q.id, q.id), forms.get("author", {}).get(s.reviewer_id, s.reviewer_id))
+               for q, suggestions in results for s in suggestions if s.no_history]
+    if not missing:
+        return ""
+    total = sum(len(s) for _, s in results)
+    if cut is None:
+        why = "no paper in the graph, or none left by the reviewer's expertise settings"
+    else:
+        why = "no paper up to the submission's year" if cut == SUBMISSION_YEAR else f"no paper up to {cut}"
+    shown = ", ".join(f"{output_id(q)} {output_id(r)}" for q, r in missing[:examples])
+    return (f"{len(missing):,} of {total:,} (submission, reviewer) pairs have no eligible evidence ({why}): "
+            f"their score is not given (e.g. {shown})")
 
 
 # --- the reviewers ----------------------------------------------------------------------------------

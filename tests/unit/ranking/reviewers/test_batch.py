@@ -22,7 +22,7 @@ from scholargraph.ranking.reviewers.batch import (
     row_query,
 )
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
-from scholargraph.ranking.reviewers.query import ReviewerPool
+from scholargraph.ranking.reviewers.query import ReviewerPool, evidence_as_of
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.synth import SynthParams, generate
 
@@ -120,7 +120,8 @@ def test_candidate_lists_are_ranked_in_process_beside_the_spark_batch(world, spa
     from scholargraph.spark.engine import SparkMapper
 
     index, pool, model, models, _ = world
-    queries = paper_queries(index, 6)
+    # recommend judges reviewers on all their papers (no evidence cut unless asked)
+    queries = evidence_as_of(paper_queries(index, 6), None)
     listed = pool.author_ids[:4]
     cands = tmp_path / "candidates.txt"
     cands.write_text("".join(f"{queries[1].id} {a}\n" for a in listed) + f"{queries[4].id} {listed[0]}\n")

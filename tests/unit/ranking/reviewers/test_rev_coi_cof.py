@@ -77,5 +77,6 @@ def test_a_name_keyed_author_without_a_name_is_found_by_its_id():
 
     snap = GraphSnapshot.build([{"id": "p1", "year": 2020}],
                                [("name:ann_lee", "p1", 1), ("name:bob k", "p1", 2)])  # new and old id forms
-    q = SimpleNamespace(author_ids=(), author_names=("Ann Lee", "Bob K."), paper_index=None, year=2021)
+    q = SimpleNamespace(author_ids=(), author_names=("Ann Lee", "Bob K."), paper_index=None, year=2021,
+                        submission_year=2021)
     assert ConflictChecker(snap).conflicts(q) == {"name:ann_lee": AUTHOR, "name:bob k": AUTHOR}
