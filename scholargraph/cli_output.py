@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import click
 
@@ -19,19 +19,22 @@ FORMAT_HELP = {
 
 
 
-def rows_output(formats: Sequence[str] = FORMATS, default: str = "table", about: str = "") -> Callable:
+def rows_output(formats: Sequence[str] = FORMATS, default: str = "table", about: str = "",
+                tools: Mapping[str, str] | None = None) -> Callable:
     """Adds `--format` (the given subset of FORMATS) and `--out FILE` to a command; `about` adds to --format's help
-    what this command's rows hold."""
+    what this command's rows hold. `tools`: further format names with their help, files of another program
+    (the chair's conference tools) that the command writes itself (emit_text)."""
     unknown = set(formats) - set(FORMATS)
     if unknown or default not in formats:
         raise ValueError(f"formats {formats} (default {default}) outside {FORMATS}")
-    help_text = "; ".join(FORMAT_HELP[f] for f in formats) + "." + (f" {about}" if about else "")
+    tools = dict(tools or {})
+    help_text = "; ".join([*(FORMAT_HELP[f] for f in formats), *tools.values()]) + "." + (f" {about}" if about else "")
 
     def decorate(command: Callable) -> Callable:
         command = click.option("--out", type=click.Path(dir_okay=False), default=None,
                                help="Write the rows to this file instead of stdout.")(command)
-        return click.option("--format", "fmt", type=click.Choice(list(formats)), default=default, show_default=True,
-                            help=help_text)(command)
+        return click.option("--format", "fmt", type=click.Choice([*formats, *tools]), default=default,
+                            show_default=True, help=help_text)(command)
 
     return decorate
 
@@ -58,6 +61,18 @@ def emit(rows: Rows, fmt: str, out: str | None, summary: Sequence[str] = (), not
     aside = [] if on_terminal else list(summary)
     if note:
         aside.append(note)
+    if aside:
+        click.echo("\n".join(aside), err=True)
+
+
+def emit_text(text: str, out: str | None, aside: Sequence[str] = ()) -> None:
+    """A file another program reads (a conference tool's upload) to `--out` or stdout; the lines about it (what
+    was left out, and why) go to stderr."""
+    if out:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    else:
+        click.echo(text)
     if aside:
         click.echo("\n".join(aside), err=True)
 

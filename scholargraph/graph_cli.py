@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from scholargraph.cli_output import emit, engine_options, migration_summary, rows_output
+from scholargraph.cli_output import emit, engine_options, migration_summary, resolve_ids, rows_output
 from scholargraph.errors import UsageError
 from scholargraph.graph import query_library
 from scholargraph.graph.encoders import AUTO_ENCODER
@@ -216,3 +216,32 @@ def export_parquet_cmd(obj, out_dir: Path, as_of: int | None, no_text: bool, row
         parts = len(manifest["tables"][table])
         click.echo(f"{table:<12}{n:>12,} rows  {parts} file{'s' if parts != 1 else ''}")
     click.echo(f"manifest: {out_dir / MANIFEST}")
+
+
+@export_group.command("openreview")
+@click.argument("out_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--pool", "pool_file", required=True, type=click.Path(dir_okay=False),
+              help="The reviewers, one id per line (graph ids or the source's bare ids).")
+@click.option("--queries", "queries_file", type=click.Path(dir_okay=False), default=None,
+              help="Submissions (the --queries JSONL of reviewers recommend) to write as submissions.json.")
+@click.pass_obj
+def export_openreview_cmd(obj, out_dir: Path, pool_file: str, queries_file: str | None) -> None:
+    """Write the pool's publications in OpenReview's expertise dataset layout (openreview/openreview-expertise,
+    README "Datasets"): DIR/archives/<reviewer id>.jsonl and DIR/submissions.json. `ingest openreview DIR`
+    reads it back into the same graph (docs/reviewers.md, "A chair's inputs")."""
+    from scholargraph.ingest.openreview import export_dataset
+    from scholargraph.ranking.reviewers.service import read_ids
+    from scholargraph.user_files import read_jsonl
+
+    # The user's files first: a bad one is refused (exit 2) before the store opens.
+    given = read_ids(pool_file, "--pool")
+    submissions = read_jsonl(queries_file, "--queries") if queries_file else []
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        resolved = resolve_ids(IdResolver(lookup=store.lookup_ids), "author", given, "--pool")
+        counts = export_dataset(store, resolved.node_ids(), submissions, out_dir)
+    click.echo(f"export openreview: {counts.reviewers} reviewers with {counts.publications} publications in "
+               f"{out_dir / 'archives'}, {counts.submissions} submissions in {out_dir / 'submissions.json'}")
+    if counts.not_written:
+        shown = ", ".join(output_id(a) for a in counts.not_written[:5])
+        click.echo(f"scholargraph: {len(counts.not_written)} reviewers have no paper with a title in the graph "
+                   f"(no archive written), e.g. {shown}", err=True)

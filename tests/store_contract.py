@@ -122,6 +122,19 @@ class StoreContract:
         with pytest.raises(ValueError):
             store.write_node_properties("Paper", ids, {"pagerank": [1.0]})
 
+    def test_expertise_settings_are_read_for_the_authors_that_have_them(self, store):
+        small_graph(store)
+        store.write_node_properties("Author", ["a:1", "a:2"], {"expertise_excluded": [["p1"], None],
+                                                              "expertise_since": [None, 2001],
+                                                              "expertise_weights": [None, '{"source:s": 0.5}']})
+        store.write_bundles([bundle("p1", "s:1", venue=Venue("venue:kdd", "KDD"), year=2000)])  # a re-ingest
+        records = sorted(store.stream("store/expertise_settings"), key=lambda r: r["id"])
+        assert [dict(r) for r in records] == [
+            {"id": "a:1", "expertiseExcluded": ["p1"], "expertiseSince": None, "expertiseRecentYears": None,
+             "expertiseWeights": None},
+            {"id": "a:2", "expertiseExcluded": None, "expertiseSince": 2001, "expertiseRecentYears": None,
+             "expertiseWeights": '{"source:s": 0.5}'}]
+
     def test_derived_edges_of_an_older_version_are_dropped(self, store):
         small_graph(store)
         rows = [{"source": "a:1", "target": "a:2", "weight": 2.0}, {"source": "a:2", "target": "a:3", "weight": 1.0}]

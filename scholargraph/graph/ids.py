@@ -14,8 +14,8 @@ KINDS = ("paper", "author", "topic", "venue")
 # The sources ingestion qualifies ids with, per kind: what a bare id may stand for when the store is asked
 # (a snapshot knows its own ids and reads the prefixes off them).
 PREFIXES = {
-    "paper": ("aminer", "openalex", "s2", "s2corpus", "bibtex"),
-    "author": ("s2author", "aminer", "openalex", "orcid", "name"),
+    "paper": ("aminer", "openalex", "s2", "s2corpus", "bibtex", "openreview"),
+    "author": ("s2author", "aminer", "openalex", "orcid", "name", "openreview"),
     "topic": ("topic",),
     "venue": ("venue",),
 }

@@ -16,6 +16,7 @@ from scholargraph.graph.records import PaperBundle
 from scholargraph.graph.store import (
     DERIVED_EDGE_TYPES,
     EDGE_TYPES,
+    EXPERTISE_PROPERTIES,
     ID_KINDS,
     NODE_LABELS,
     PAGED_READS,
@@ -118,6 +119,9 @@ class InMemoryStore:
                 author["orcid"] = row["orcid"]
             old = author.get("sources", [])
             author["sources"] = old + [s for s in row["sources"] if s not in old]
+            if row.get("affiliations"):
+                old = author.get("affiliations", [])
+                author["affiliations"] = old + [s for s in row["affiliations"] if s not in old]
         authored = self._edges["AUTHORED"]
         for row in rows.authorships:
             if row["paperId"] in papers:
@@ -249,7 +253,12 @@ class InMemoryStore:
     def stream(self, query_name: str, /, fetch_size: int = 10_000, **params) -> Iterator[dict]:
         check_name(query_name, STREAMED_READS)
         with self._mutex:
-            records = [{"id": vid, "name": v.get("name")} for vid, v in self._nodes["Venue"].items()]
+            if query_name == "store/expertise_settings":
+                records = [{"id": aid, **{k: a.get(k) for k in EXPERTISE_PROPERTIES}}
+                           for aid, a in self._nodes["Author"].items()
+                           if any(a.get(k) is not None for k in EXPERTISE_PROPERTIES)]
+            else:
+                records = [{"id": vid, "name": v.get("name")} for vid, v in self._nodes["Venue"].items()]
         yield from records
 
     @_locked

@@ -131,6 +131,37 @@ class Author:
     name: str
     orcid: str | None = None
     sources: tuple[str, ...] = ()
+    # Institutions with their years, as affiliation_entry strings (a set, unioned across records).
+    affiliations: tuple[str, ...] = ()
+
+
+def affiliation_entry(name: str, first: int | None, last: int | None) -> str:
+    """One institution of an author with the years it holds for, as stored in `Author.affiliations`:
+    '2019|Carnegie Mellon University' (one year: a paper's), '2015-2020|...' (a profile's history),
+    '2015-|...' (still there), '|...' (years unknown). A string, so that Neo4j keeps a list of them."""
+    if first is not None and first == last:
+        years = str(first)
+    elif first is None and last is None:
+        years = ""
+    else:
+        years = f"{'' if first is None else first}-{'' if last is None else last}"
+    return f"{years}|{name}"
+
+
+def parse_affiliation(entry: str) -> tuple[str, int | None, int | None] | None:
+    """(institution, first year, last year) of an affiliation_entry string; None when it is not one."""
+    years, sep, name = entry.partition("|")
+    if not sep or not name.strip():
+        return None
+    first_text, dash, last_text = years.partition("-")
+    if not dash:
+        last_text = first_text
+    try:
+        first = int(first_text) if first_text.strip() else None
+        last = int(last_text) if last_text.strip() else None
+    except ValueError:
+        return None
+    return name.strip(), first, last
 
 
 @dataclass(frozen=True)

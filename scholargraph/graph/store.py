@@ -27,7 +27,10 @@ STATS_RELATIONSHIPS = ("AUTHORED", "CITES", "PUBLISHED_IN", *DERIVED_EDGE_TYPES,
 ID_CEILING = "\U0010ffff" * 8
 PAGED_READS = ("store/snapshot_papers", "store/snapshot_authorships", "store/snapshot_citations",
                "store/snapshot_paper_vectors", "store/paper_semantic_stamps")
-STREAMED_READS = ("store/snapshot_venues",)
+STREAMED_READS = ("store/snapshot_venues", "store/expertise_settings")
+# The reviewers' own expertise settings on Author nodes (ranking/reviewers/profiles.py), camelCase: what
+# store/expertise_settings returns beside the id, for the authors that have any of them.
+EXPERTISE_PROPERTIES = ("expertiseExcluded", "expertiseSince", "expertiseRecentYears", "expertiseWeights")
 
 _CAMEL_BOUNDARY = re.compile(r"_([a-z0-9])")
 
@@ -104,10 +107,13 @@ class BatchRows:
             for a in b.authors:
                 prev_a = authors.get(a.id)
                 if prev_a is None:
-                    authors[a.id] = {"id": a.id, "name": a.name, "orcid": a.orcid, "sources": list(a.sources)}
+                    authors[a.id] = {"id": a.id, "name": a.name, "orcid": a.orcid, "sources": list(a.sources),
+                                     "affiliations": list(a.affiliations)}
                 else:
                     prev_a["sources"] = prev_a["sources"] + [s for s in a.sources if s not in prev_a["sources"]]
                     prev_a["orcid"] = prev_a["orcid"] or a.orcid
+                    prev_a["affiliations"] = prev_a["affiliations"] + [
+                        s for s in a.affiliations if s not in prev_a["affiliations"]]
             if b.venue is not None and b.venue.id not in venues:
                 venues[b.venue.id] = {"id": b.venue.id, "name": b.venue.name}
             # Grouped by paper: one index lookup per paper instead of one per edge.

@@ -132,7 +132,7 @@ class BulkStaging:
         self._flags = bytearray()
         self._folded_into: dict[int, int] = {}  # a folded paper -> the paper it was folded into
         self._aliases: dict[str, str] = {}  # PaperAlias id -> paperId
-        self._authors: dict[str, list] = {}  # id -> [name, orcid, sources]
+        self._authors: dict[str, list] = {}  # id -> [name, orcid, sources, affiliations]
         self._author_index: dict[str, int] = {}
         self._venues: dict[str, str | None] = {}  # id -> name
         self._venue_index: dict[str, int] = {}
@@ -284,11 +284,13 @@ class BulkStaging:
         known = self._authors.get(row["id"])
         if known is None:
             self._author_index[row["id"]] = len(self._author_index)
-            self._authors[row["id"]] = [row["name"], row["orcid"], list(row["sources"])]
+            self._authors[row["id"]] = [row["name"], row["orcid"], list(row["sources"]),
+                                        list(row.get("affiliations") or ())]
             return
         known[0] = known[0] if known[0] is not None else row["name"]
         known[1] = row["orcid"] if row["orcid"] is not None else known[1]
         known[2] = known[2] + [s for s in row["sources"] if s not in known[2]]
+        known[3] = known[3] + [s for s in row.get("affiliations") or () if s not in known[3]]
 
     # --- export ----------------------------------------------------------------------------------
 
@@ -332,12 +334,15 @@ class BulkStaging:
         for t in (papers, authored, published):
             t.close()
         tables = [papers]
-        with table("nodes", "Author", "authors", ":ID(Author),id,name,orcid,sources:string[]") as authors:
+        with table("nodes", "Author", "authors",
+                   ":ID(Author),id,name,orcid,sources:string[],affiliations:string[]") as authors:
             index = self._author_index
-            for author_id, (name, orcid, sources) in self._authors.items():
-                # authors.row(...) written out, as for papers (sources is always a list)
+            for author_id, (name, orcid, sources, affiliations) in self._authors.items():
+                # authors.row(...) written out, as for papers (sources is always a list); no affiliations: an
+                # empty cell, no property, as the transactional upsert leaves it
                 authors.line(f"{index[author_id]},{_quoted(author_id)},{_quoted(name)},{_quoted(orcid)},"
-                             f"{_quoted(ARRAY_DELIMITER.join(sources))}")
+                             f"{_quoted(ARRAY_DELIMITER.join(sources))},"
+                             f"{_quoted(ARRAY_DELIMITER.join(affiliations)) if affiliations else ''}")
                 staged.empty_sources += not sources
         with table("nodes", "Venue", "venues", ":ID(Venue),id,name") as venues:
             for venue_id, name in self._venues.items():

@@ -14,9 +14,11 @@ from scholargraph.ingest.loader import default_parse_workers, ingest
 from scholargraph.ingest.normalize import FORMATS
 from scholargraph.server.connect import open_store
 
+HOTCRP_PC = "hotcrp-pc"  # not a dump of papers: a PC list matched to the graph's authors
+
 
 @click.command("ingest")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice((*FORMATS, HOTCRP_PC)))
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True)
 @click.option("--quarantine", "quarantine_file", type=click.Path(dir_okay=False), default=None,
               help="JSONL file for rejected records (default: $SCHOLARGRAPH_HOME/quarantine/ingest-FORMAT.jsonl).")
@@ -40,17 +42,31 @@ from scholargraph.server.connect import open_store
               help="With --bulk: where the staging and import files go (default: $SCHOLARGRAPH_HOME/import); "
                    "about 3x the input's size while it runs.")
 @click.option("--keep-import-files", is_flag=True, help="With --bulk: keep the CSV files the importer read.")
+@click.option("--submissions-out", type=click.Path(dir_okay=False), default=None,
+              help="openreview: where the dataset's submissions go, as a --queries JSONL for reviewers "
+                   "recommend|assign (default: $SCHOLARGRAPH_HOME/openreview/submissions.jsonl).")
+@click.option("--pool-out", type=click.Path(dir_okay=False), default=None,
+              help="hotcrp-pc: write the graph ids of the PC members matched, one per line (a --pool file).")
 @click.pass_obj
 def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str | None, max_bad_ratio: float,
                    restart: bool, batch_size: int, writers: int, parse_workers: int | None, bulk: bool,
-                   import_dir: str | None, keep_import_files: bool) -> None:
+                   import_dir: str | None, keep_import_files: bool, submissions_out: str | None,
+                   pool_out: str | None) -> None:
     """Load bibliographic dumps into the graph: files, directories, globs, .gz, or - for stdin.
 
     FORMAT is aminer (DBLP-citation v10/v11+), openalex (works snapshot), s2 (Graph API,
-    datasets, S2ORC) or bibtex (ACM DL / DBLP). Re-running a command resumes where an
+    datasets, S2ORC), bibtex (ACM DL / DBLP) or openreview (an OpenReview expertise dataset
+    folder: archives/ become papers; its submissions become a --queries file, its profiles'
+    emails and institutions go onto the reviewers). Re-running a command resumes where an
     interrupted run stopped; writes are idempotent, so running it twice changes nothing.
+
+    hotcrp-pc FILE reads HotCRP's PC info CSV: members are matched to the graph's authors (by
+    email, else by name), their emails and affiliations stored, and --pool-out lists them.
     """
     settings = obj.settings
+    if fmt == HOTCRP_PC:
+        _ingest_pc_list(obj, paths, pool_out)
+        return
     quarantine = Path(quarantine_file) if quarantine_file else settings.home / "quarantine" / f"ingest-{fmt}.jsonl"
     t0 = time.perf_counter()
     if parse_workers is None:
@@ -69,6 +85,8 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
                              quiet=obj.quiet, writers=writers, parse_workers=parse_workers,
                              target=settings.database_target, warn=lambda line: click.echo(line, err=True))
         phases = []
+    if fmt == "openreview":
+        phases += _openreview_side_files(obj, paths, quarantine, submissions_out)
     click.echo(f"ingest {fmt}{' --bulk' if bulk else ''}: done in {time.perf_counter() - t0:.1f}s")
     for line in summary.lines() + phases:
         click.echo("  " + line)
@@ -76,6 +94,59 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
         click.echo(f"scholargraph: {summary.bad_ratio:.2%} of records quarantined, above --max-bad-ratio "
                    f"{max_bad_ratio:.2%}; see {quarantine}", err=True)
         sys.exit(3)
+
+
+def _openreview_side_files(obj, paths: tuple[str, ...], quarantine: Path, submissions_out: str | None) -> list[str]:
+    """The submissions and profiles of each dataset folder given (the archives went through the loader):
+    summary lines. Bad notes go to the quarantine file, as bad publications do."""
+    from scholargraph.ingest.loader import Quarantine
+    from scholargraph.ingest.openreview import merge_author_details, read_profiles, read_submissions, write_queries
+
+    folders = [p for p in paths if Path(p).is_dir()]
+    submissions, profiles, rejected = [], [], []
+    for folder in folders:
+        found = read_submissions(folder)
+        submissions += found.records
+        people, bad_profiles = read_profiles(folder)
+        profiles += people
+        rejected += found.rejected + bad_profiles.rejected
+    lines = []
+    if rejected:
+        sink = Quarantine(quarantine, "openreview")
+        sink.write(rejected)
+        sink.close()
+        lines.append(f"submissions and profiles: {len(rejected)} bad notes quarantined in {quarantine}")
+    if submissions:
+        target = Path(submissions_out) if submissions_out else obj.settings.home / "openreview" / "submissions.jsonl"
+        write_queries(submissions, target)
+        lines.append(f"submissions: {len(submissions)} written to {target} (reviewers recommend|assign --queries)")
+    elif folders:
+        lines.append("submissions: none found (submissions.json, submissions.jsonl or submissions/)")
+    if profiles:
+        with open_store(obj.settings, quiet=True) as store:
+            updated = merge_author_details(store, {p.author_id: (p.emails, p.affiliations) for p in profiles})
+        lines.append(f"profiles: {len(profiles)} read, emails and institutions stored on {updated} reviewers"
+                     + (f" ({len(profiles) - updated} not in the graph)" if updated < len(profiles) else ""))
+    return lines
+
+
+def _ingest_pc_list(obj, paths: tuple[str, ...], pool_out: str | None) -> None:
+    """`ingest hotcrp-pc FILE`: the file is read (and refused with exit 2 when bad) before the store opens."""
+    from scholargraph.errors import UsageError
+    from scholargraph.ingest.hotcrp import match_pc, read_pc_list, store_pc_details, write_pool
+
+    if len(paths) != 1:
+        raise UsageError("ingest hotcrp-pc takes one file: HotCRP's PC info CSV")
+    members = read_pc_list(paths[0], "hotcrp-pc")
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        match = match_pc(store, members)
+        store_pc_details(store, match)
+    click.echo(f"ingest hotcrp-pc: {len(members)} PC members read from {paths[0]}")
+    for line in match.lines(paths[0]):
+        click.echo("  " + line)
+    if pool_out:
+        write_pool(match, Path(pool_out))
+        click.echo(f"  pool: {len(match.matched)} ids written to {pool_out} (reviewers recommend|assign --pool)")
 
 
 def _echo_migration(counts: dict[str, int]) -> None:

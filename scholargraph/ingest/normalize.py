@@ -17,19 +17,21 @@ from scholargraph.graph.records import (
     PaperBundle,
     RawRecord,
     Venue,
+    affiliation_entry,
     author_name_key,
     fold_id,
     normalize_doi,
     normalize_orcid,
     venue_key,
 )
-from scholargraph.ingest.formats import aminer, bibtex, openalex, s2
+from scholargraph.ingest.formats import aminer, bibtex, openalex, openreview, s2
 
 PARSERS: dict[str, Callable[[str], Iterator[RawRecord]]] = {
     "aminer": aminer.iter_raw,
     "openalex": openalex.iter_raw,
     "s2": s2.iter_raw,
     "bibtex": bibtex.iter_raw,
+    "openreview": openreview.iter_raw,
 }
 FORMATS = tuple(PARSERS)
 MIN_YEAR = 1000
@@ -259,7 +261,9 @@ def _cited_id(source: str, value: object) -> str | None:
     return f"{source}:{local}"
 
 
-# One author as a source gives it: (source-qualified author id or None, name, raw ORCID or None).
+# One author as a source gives it: (source-qualified author id or None, name, raw ORCID or None), and
+# optionally a fourth item, the institution names the record gives for that author (S2 affiliations,
+# OpenAlex institutions): stored with the paper's year (records.affiliation_entry).
 _AuthorEntry = tuple
 
 
@@ -280,7 +284,7 @@ def _bundle(record: _Record, *, source: str, local_id: str | None, doi: object, 
     kept_authors: list[Author] = []
     authorships: list[Authorship] = []
     seen_authors: set[str] = set()
-    for author_source_id, raw_name, raw_orcid in authors:
+    for author_source_id, raw_name, raw_orcid, *institutions in authors:
         name = clean_text(raw_name) if isinstance(raw_name, str) else None
         if name is None:
             continue
@@ -289,8 +293,11 @@ def _bundle(record: _Record, *, source: str, local_id: str | None, doi: object, 
         if author_id is None or author_id in seen_authors:
             continue
         seen_authors.add(author_id)
+        affiliations = tuple(dict.fromkeys(
+            affiliation_entry(inst, year, year) for inst in _institution_names(institutions)))
         kept_authors.append(Author(id=author_id, name=name, orcid=orcid,
-                                   sources=(author_source_id,) if author_source_id else ()))
+                                   sources=(author_source_id,) if author_source_id else (),
+                                   affiliations=affiliations))
         authorships.append(Authorship(author_id=author_id, paper_id=pid, position=len(authorships) + 1))
     if not kept_authors and not partial:
         raise record.invalid("no authors")
@@ -315,6 +322,17 @@ def _bundle(record: _Record, *, source: str, local_id: str | None, doi: object, 
     return PaperBundle(paper=paper, authors=tuple(kept_authors), venue=venue,
                        authorships=tuple(authorships), citations=tuple(citations),
                        origin=record.raw.source, line=record.raw.line)
+
+
+def _institution_names(institutions: list) -> list[str]:
+    """The institution names of an author entry's optional fourth item: strings (S2 affiliations) or objects
+    with a display_name (OpenAlex institutions); anything else is skipped."""
+    names = []
+    for item in institutions[0] if institutions and isinstance(institutions[0], list) else ():
+        name = _name_of(item)
+        if name:
+            names.append(name)
+    return names
 
 
 def _qualified(source: str, value: object) -> str | None:
@@ -374,7 +392,8 @@ def _openalex(record: _Record) -> PaperBundle:
         author = authorship.get("author") if isinstance(authorship.get("author"), dict) else {}
         local = _openalex_local(author.get("id"))
         authors.append((f"openalex:{local}" if local else None,
-                        author.get("display_name") or authorship.get("raw_author_name"), author.get("orcid")))
+                        author.get("display_name") or authorship.get("raw_author_name"), author.get("orcid"),
+                        authorship.get("institutions")))
     location = data.get("primary_location") if isinstance(data.get("primary_location"), dict) else {}
     venue_name = _name_of(location.get("source")) or _name_of(data.get("host_venue"))
     title = record.text("title") or record.text("display_name")
@@ -409,7 +428,7 @@ def _s2_ref(item: object) -> str | None:
 
 
 def _s2_authors(record: _Record) -> list[_AuthorEntry]:
-    return [(_qualified("s2author", a.get("authorId")), a.get("name"), None)
+    return [(_qualified("s2author", a.get("authorId")), a.get("name"), None, a.get("affiliations"))
             for a in record.list_of("authors") if isinstance(a, dict)]
 
 
@@ -505,5 +524,93 @@ def _bibtex(record: _Record) -> PaperBundle:
         authors=[(None, name, None) for name in data.get("author") or ()])
 
 
+# --- OpenReview expertise archives ---------------------------------------------------------------------
+
+# Ids the project itself qualifies: an archive written by `reviewers export-openreview` keeps the graph's ids
+# (a round trip gives the same graph); any other id is OpenReview's own and is qualified "openreview:".
+PAPER_ID_SOURCES = ("aminer", "openalex", "s2", "s2corpus", "bibtex", "openreview")
+AUTHOR_ID_SOURCES = ("orcid", "aminer", "openalex", "s2author", "name", "openreview")
+
+
+def split_qualified(value: str, known: tuple[str, ...]) -> tuple[str, str]:
+    """(source, local id) of an OpenReview id: a project-qualified id ('s2author:123') keeps its source,
+    anything else (a profile id '~Ann_Lee1', a note id) is OpenReview's."""
+    source, sep, local = value.partition(":")
+    if sep and source in known and local:
+        return source, local
+    return "openreview", value
+
+
+def openreview_author_id(value: object) -> str | None:
+    """The graph id of an OpenReview author id; None for an email address (authors without a profile are
+    listed by email: personal data, never an id) and for anything not a string."""
+    if not isinstance(value, str) or not value.strip() or "@" in value:
+        return None
+    source, local = split_qualified(value.strip(), AUTHOR_ID_SOURCES)
+    return f"{source}:{fold_id(local)}"
+
+
+def content_value(content: dict, field: str) -> object:
+    """A note's content field, as API 1 gives it (the value) or API 2 ({"value": ...})."""
+    value = content.get(field)
+    return value.get("value") if isinstance(value, dict) and "value" in value else value
+
+
+def profile_name(profile_id: str) -> str | None:
+    """'~Ann_Lee1' -> 'Ann Lee': the name a tilde id spells (OpenReview's own convention)."""
+    if not profile_id.startswith("~"):
+        return None
+    return re.sub(r"\d+$", "", profile_id[1:]).replace("_", " ").strip() or None
+
+
+def _note_year(record: _Record, content: dict) -> int | None:
+    """content.year when given, else the publication date (pdate), else the creation dates (ms)."""
+    year = content_value(content, "year")
+    if year is not None:
+        return record.year(year)
+    for field in ("pdate", "cdate", "tcdate"):
+        ms = record.data.get(field)
+        if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0:
+            try:
+                return record.year(datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).year)
+            except (OverflowError, OSError, ValueError):
+                raise record.invalid(f"invalid year: {field} {ms!r} is not a date") from None
+    return None
+
+
+def _openreview(record: _Record) -> PaperBundle:
+    data = record.data
+    content = data.get("content") if isinstance(data.get("content"), dict) else {}
+    raw_id = data.get("id")
+    if not isinstance(raw_id, str) or not raw_id.strip():
+        raise record.invalid("missing id" if raw_id is None else f"wrong type: id is {type(raw_id).__name__}")
+    doi = normalize_doi(raw_id) or content_value(content, "doi")
+    source, local = split_qualified(raw_id.strip(), PAPER_ID_SOURCES)
+    local_id = None if normalize_doi(raw_id) else _local_id(local)  # a DOI id is the paper's id as it is
+    names = content_value(content, "authors")
+    ids = content_value(content, "authorids")
+    names = names if isinstance(names, list) else []
+    ids = ids if isinstance(ids, list) else []
+    authors: list[_AuthorEntry] = []
+    owner_id = openreview_author_id(data.get(openreview.OWNER))
+    for k in range(max(len(names), len(ids))):
+        author_id = openreview_author_id(ids[k]) if k < len(ids) else None
+        name = names[k] if k < len(names) and isinstance(names[k], str) else None
+        if name is None and k < len(ids) and isinstance(ids[k], str):
+            name = profile_name(ids[k])
+        authors.append((author_id, name, None))
+    if owner_id is not None and all(a[0] != owner_id for a in authors):
+        # The archive's reviewer is an author of each of its papers, listed or not.
+        owner = str(data.get(openreview.OWNER))
+        authors.append((owner_id, profile_name(owner) or owner, None))
+    venue = content_value(content, "venue")
+    return _bundle(
+        record, source=source, local_id=local_id, doi=doi,
+        title=record.text("title", content_value(content, "title")),
+        abstract=record.text("abstract", content_value(content, "abstract")),
+        year=_note_year(record, content), venue_name=venue if isinstance(venue, str) else None,
+        authors=authors)
+
+
 _MAPPERS: dict[str, Callable[[_Record], PaperBundle]] = {
-    "aminer": _aminer, "openalex": _openalex, "s2": _s2, "bibtex": _bibtex}
+    "aminer": _aminer, "openalex": _openalex, "s2": _s2, "bibtex": _bibtex, "openreview": _openreview}

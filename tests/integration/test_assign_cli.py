@@ -121,3 +121,31 @@ def test_new_submissions_from_jsonl_with_a_per_paper_count(graph):
     rows = [json.loads(line) for line in proc.stdout.splitlines()]
     assert Counter(r["paper"] for r in rows) == {"new-1": 1, "new-2": 3}
     assert "none of the 2 submissions is in the graph" in proc.stderr  # nothing stored, and it says so
+
+
+def test_a_hotcrp_upload_with_declared_conflicts(graph):
+    # The chair's round: conflicts declared in HotCRP's own layout (by email), the assignment out as HotCRP's
+    # bulk upload; the declared pair is never assigned and every pair is either written or reported.
+    env, work, papers, _ = graph
+    first = rows_of(assign(env, papers, "--format", "csv"))
+    taken = first[0]
+    email = {r: f"reviewer{i}@uni.example" for i, r in enumerate(sorted({row["reviewer"] for row in first}))}
+    emails = work / "emails.csv"
+    emails.write_text("reviewer_id,email\n" + "".join(f"{r},{e}\n" for r, e in email.items()), encoding="utf-8")
+    conflicts = work / "hotcrp-conflicts.csv"
+    conflicts.write_text(f"paper,action,email\n{taken['paper']},conflict,{email[taken['reviewer']]}\n"
+                         f"{taken['paper']},conflict,ghost@nowhere.example\n", encoding="utf-8")
+    out = work / "hotcrp-upload.csv"
+    proc = assign(env, papers, "--format", "hotcrp", "--out", str(out), "--conflicts", str(conflicts),
+                  "--emails", str(emails))
+    header, *rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert header == ["paper", "action", "email"] and rows
+    assert {r[1] for r in rows} == {"primary"} and all("@" in r[2] and " " not in r[2] for r in rows)
+    assert [taken["paper"], "primary", email[taken["reviewer"]]] not in rows
+    assert "read as HotCRP bulk assignments" in proc.stderr
+    assert "declared conflicts ruled out: 1 (submission, reviewer) pair(s): declared (hotcrp) 1" in proc.stderr
+    # An email nobody has is reported by its line, not dropped, and no email is echoed.
+    assert f"{taken['paper']} (the email of line 3)" in proc.stderr and "@" not in proc.stderr
+    left_out = sum(int(line.split("hotcrp: ")[1].split()[0]) for line in proc.stderr.splitlines()
+                   if "hotcrp: " in line and "left out" in line)
+    assert len(rows) + left_out == K * len(papers)

@@ -9,6 +9,7 @@ import click
 import pytest
 
 from scholargraph.cli import SUBCOMMANDS, main
+from scholargraph.ranking.reviewers.exchange import TOOL_FORMATS
 from scholargraph.tables import FORMATS
 
 # Commands that print result rows, and whether their rows are rankings (which a TREC run can hold).
@@ -20,7 +21,11 @@ ROW_COMMANDS = {
     "citations recommend": True,
     "reviewers recommend": True,
     "reviewers assign": True,
+    "reviewers conflicts": False,
+    "reviewers profile show": False,
 }
+# Commands that also write the chair's conference tools' files (after the common formats).
+CHAIR_TOOLS = {"reviewers recommend", "reviewers assign"}
 
 
 def commands(group: click.Group = main, prefix: str = ""):
@@ -53,7 +58,7 @@ def test_row_commands_offer_the_same_formats_and_out(path, ranking):
     fmt, out = option(command, "--format"), option(command, "--out")
     assert fmt is not None and out is not None, f"{path}: --format and --out"
     choices = list(fmt.type.choices)
-    expected = [f for f in FORMATS if ranking or f != "trec"]
+    expected = [f for f in FORMATS if ranking or f != "trec"] + (list(TOOL_FORMATS) if path in CHAIR_TOOLS else [])
     assert choices == expected and fmt.default == "table", f"{path}: --format {choices}"
     assert all(f.split(":")[0] in fmt.help for f in choices), f"{path}: --format's help names every format"
     assert out.help
@@ -62,7 +67,8 @@ def test_row_commands_offer_the_same_formats_and_out(path, ranking):
 def test_only_the_row_commands_take_a_rows_format():
     # synth's --format is the dump format it writes (aminer|openalex), not a rendering of rows.
     rows = {path for path, command in commands()
-            if (o := option(command, "--format")) is not None and set(o.type.choices) <= set(FORMATS)}
+            if (o := option(command, "--format")) is not None
+            and set(o.type.choices) <= set(FORMATS) | set(TOOL_FORMATS)}
     assert rows == set(ROW_COMMANDS)
 
 

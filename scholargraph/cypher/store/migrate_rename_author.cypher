@@ -1,7 +1,7 @@
 // Migration to whitespace-free ids: rename authors ($rows: {old, new}). The old id joins `sources`, so it
 // still resolves. When the new id is already taken (an ingest ran before the migration), the old node
-// folds into that one: its authorships and score edges move over, derived edges (COAUTHOR, CITES_AUTHOR)
-// too where the other has none (`features` recomputes them), then it is deleted. Idempotent.
+// folds into that one: its authorships, score edges and expertise settings move over, derived edges (COAUTHOR,
+// CITES_AUTHOR) too where the other has none (`features` recomputes them), then it is deleted. Idempotent.
 UNWIND $rows AS row
 MATCH (old:Author {id: row.old})
 OPTIONAL MATCH (taken:Author {id: row.new})
@@ -16,7 +16,17 @@ CALL (row, old, taken) {
   SET taken.name = coalesce(taken.name, old.name),
       taken.orcid = coalesce(taken.orcid, old.orcid),
       taken.sources = coalesce(taken.sources, [])
-        + [s IN coalesce(old.sources, []) + [row.old] WHERE NOT s IN coalesce(taken.sources, [])]
+        + [s IN coalesce(old.sources, []) + [row.old] WHERE NOT s IN coalesce(taken.sources, [])],
+      // The reviewer's own expertise settings follow them (those set under the new id win).
+      taken.expertiseExcluded = coalesce(taken.expertiseExcluded, old.expertiseExcluded),
+      taken.expertiseSince = coalesce(taken.expertiseSince, old.expertiseSince),
+      taken.expertiseRecentYears = coalesce(taken.expertiseRecentYears, old.expertiseRecentYears),
+      taken.expertiseWeights = coalesce(taken.expertiseWeights, old.expertiseWeights),
+      // Affiliations and emails (conflicts of interest) are set unions.
+      taken.affiliations = CASE WHEN old.affiliations IS NULL THEN taken.affiliations ELSE coalesce(taken.affiliations, [])
+        + [x IN old.affiliations WHERE NOT x IN coalesce(taken.affiliations, [])] END,
+      taken.emails = CASE WHEN old.emails IS NULL THEN taken.emails ELSE coalesce(taken.emails, [])
+        + [x IN old.emails WHERE NOT x IN coalesce(taken.emails, [])] END
 }
 CALL (old, taken) {
   WITH old, taken WHERE taken IS NOT NULL

@@ -15,12 +15,17 @@ from pathlib import Path
 import numpy as np
 
 from scholargraph.errors import UsageError
+from scholargraph.graph.ids import output_id
 from scholargraph.graph.snapshot import NO_YEAR
 from scholargraph.progress import progress
+from scholargraph.ranking.reviewers import profiles
 from scholargraph.ranking.reviewers.assignment import Assignment, AssignmentProblem, Requirement
-from scholargraph.ranking.reviewers.coi import ConflictChecker
+from scholargraph.ranking.reviewers.coi import AuthorDetails, ConflictChecker, conflict_kind, conflicts_note
+from scholargraph.ranking.reviewers.declared import LAYOUTS, DeclaredFile, match_declared, read_declared
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool
+from scholargraph.ranking.reviewers.exchange import EmailBook, read_email_file
+from scholargraph.ranking.reviewers.query import Query, ReviewerPool, evidence_as_of
+from scholargraph.ranking.reviewers.reco_rank_net import NO_HISTORY_SCORE
 from scholargraph.user_files import INTEGER, bad_line, parse_int, read_jsonl, table_lines
 
 SENIOR = "senior"
@@ -155,10 +160,13 @@ class AffinityTable:
     notes: list[str] = field(default_factory=list)
 
 
+NO_EVIDENCE = "no eligible evidence"  # a forced pair's evidence cell when its affinity could not be computed
+
+
 def evidence_line(suggestion) -> str:
     """The suggestion's best evidence paper in one line, as `recommend` explains it."""
     if not suggestion.papers:
-        return "no history" if suggestion.no_history else ""
+        return NO_EVIDENCE if suggestion.no_history else ""
     p = suggestion.papers[0]
     parts = [f"{name} {v:.2f}" for name, v in (("semantic", p.semantic), ("topic", p.topic),
                                                 ("citation", p.citation)) if v is not None]
@@ -169,11 +177,16 @@ def evidence_line(suggestion) -> str:
 def affinity_table(model, index: EvidenceIndex, queries: Sequence[Query], pool: ReviewerPool, *,
                    per_paper: int = 100, coi_years: int | None = 5, coi: bool = True,
                    forbid: Iterable[tuple[str, str]] = (), force: Iterable[tuple[str, str]] = (),
-                   quiet: bool = True) -> AffinityTable:
+                   quiet: bool = True, details: AuthorDetails | None = None,
+                   institution_years: int | None = 3) -> AffinityTable:
     """Each submission scored against the pool by the reviewer model; its best `per_paper` reviewers kept.
     `forbid`/`force` are (query id, pool reviewer id) pairs: forbidden ones are never candidates, forced
-    ones always are (a forced pair overrides a conflict the graph found, which a note reports)."""
-    checker = ConflictChecker(index.snapshot, coauthor_years=coi_years, enabled=coi)
+    ones always are (a forced pair overrides a conflict the graph found, which a note reports). `details`:
+    the authors' institutions and email domains for those conflicts (coi.AuthorDetails); a note counts the
+    conflicts ruled out by reason, with examples."""
+    checker = ConflictChecker(index.snapshot, coauthor_years=coi_years, enabled=coi, details=details,
+                              institution_years=institution_years)
+    ruled_out: dict[str, list[tuple[str, str, str]]] = {}  # kind -> (paper, reviewer, why)
     forbidden: dict[str, set[int]] = {}
     for q, rid in forbid:
         forbidden.setdefault(q, set()).add(pool.row(rid))
@@ -188,8 +201,12 @@ def affinity_table(model, index: EvidenceIndex, queries: Sequence[Query], pool: 
     is_forced: list[bool] = []
     n_conflicts = np.zeros(len(queries), dtype=np.int64)
     overridden = 0
+    unscored: list[tuple[str, str]] = []
     for qi, q in enumerate(progress(queries, desc="affinities", unit="paper", quiet=quiet)):
-        conflict_rows = checker.pool_rows(pool, q)
+        found = checker.pool_conflicts(pool, q)
+        conflict_rows = np.array(sorted(found), dtype=np.int64)
+        for r, why in found.items():
+            ruled_out.setdefault(conflict_kind(why), []).append((q.id, pool.author_ids[r], why))
         n_conflicts[qi] = len(conflict_rows)
         must = forced.get(q.id, set())
         overridden += len(must & set(conflict_rows.tolist()))
@@ -200,6 +217,10 @@ def affinity_table(model, index: EvidenceIndex, queries: Sequence[Query], pool: 
         seen = set()
         for s in suggestions:
             r = pool.row(s.reviewer_id)
+            if s.no_history and r not in must:
+                # No eligible evidence, so no affinity: never a candidate on a placeholder score.
+                unscored.append((q.id, s.reviewer_id))
+                continue
             seen.add(r)
             e_paper.append(qi)
             e_rev.append(r)
@@ -215,11 +236,15 @@ def affinity_table(model, index: EvidenceIndex, queries: Sequence[Query], pool: 
                 e_rev.append(r)
                 aff.append(float(score))
                 rank.append(0)  # not among the kept candidates
-                evidence.append("forced")
+                evidence.append("forced" if score > NO_HISTORY_SCORE else f"forced; {NO_EVIDENCE}")
                 is_forced.append(True)
-    notes = []
+    notes = [conflicts_note(ruled_out)] if ruled_out else []
     if overridden:
         notes.append(f"{overridden} forced pair(s) override a conflict of interest found in the graph")
+    if unscored:
+        shown = ", ".join(f"{output_id(p)} {output_id(r)}" for p, r in unscored[:5])
+        notes.append(f"{len(unscored):,} (submission, reviewer) pair(s) have no eligible evidence and are no "
+                     f"candidates (e.g. {shown})")
     return AffinityTable(papers=[q.id for q in queries], titles=[q.title or "" for q in queries],
                          reviewers=list(pool.author_ids), names=list(pool.names),
                          edge_paper=np.array(e_paper, dtype=np.int64), edge_reviewer=np.array(e_rev, dtype=np.int64),
@@ -272,6 +297,7 @@ class AssignmentRequest:
     loads_file: str | None = None
     coi: bool = True
     coi_years: int | None = 5
+    institution_years: int | None = 3  # shared-institution conflicts: this many years up to the submission's
     forbid_file: str | None = None
     force_file: str | None = None
     senior: str | None = None
@@ -282,6 +308,10 @@ class AssignmentRequest:
     max_prob: float | None = None
     seed: int = 0
     time_limit: float | None = None
+    evidence_until: int | str | None = None  # query.evidence_as_of: None judges reviewers on all their papers
+    conflicts_file: str | None = None  # declared conflicts in a tool's layout (declared.py); unknown ones reported
+    emails_file: str | None = None  # `reviewer_id,email` rows: whom an email in a declared file or an export names
+    need_emails: bool = False  # the output is keyed by email (HotCRP, CMT): read the reviewers' emails
 
 
 @dataclass
@@ -292,6 +322,7 @@ class AssignmentOutcome:
     baseline: Assignment  # the greedy one on the same input
     senior_rule: str | None
     forms: dict[str, dict[str, str]]  # node id -> the form the caller gave it in, per kind
+    emails: EmailBook | None = None  # the reviewers' emails, when a file or the output needed them
 
     def rows(self) -> list[dict]:
         """One row per assigned pair, papers in input order, each paper's reviewers by affinity."""
@@ -299,7 +330,8 @@ class AssignmentOutcome:
         chosen = chosen[np.lexsort((-t.affinity[chosen], t.edge_paper[chosen]))]
         return [{"paper": t.papers[t.edge_paper[e]], "title": t.titles[t.edge_paper[e]],
                  "reviewer": t.reviewers[t.edge_reviewer[e]], "name": t.names[t.edge_reviewer[e]] or "",
-                 "affinity": float(t.affinity[e]), "rank": int(t.rank[e]), "forced": bool(t.forced[e]),
+                 "affinity": None if t.evidence[e].endswith(NO_EVIDENCE) else float(t.affinity[e]),
+                 "rank": int(t.rank[e]), "forced": bool(t.forced[e]),
                  "evidence": t.evidence[e]} for e in chosen]
 
 
@@ -315,19 +347,29 @@ class ChairFiles:
     senior: list[str] | None  # the ids of a --senior FILE
     attributes: dict[str, dict[str, bool]] | None
     requirements: list[Requirement]
+    declared: list[DeclaredFile] = field(default_factory=list)  # --conflicts: applied where known, rest reported
+    layouts: list[DeclaredFile] = field(default_factory=list)  # every pair file read, to say how (stderr)
+    emails: list[tuple[str, str]] = field(default_factory=list)  # --emails rows
 
     @classmethod
     def read(cls, request: AssignmentRequest) -> ChairFiles:
         from scholargraph.ranking.reviewers.service import read_ids
 
+        # --forbid and --force take the tools' layouts too: an OpenReview constraints file gives both kinds.
+        forbid = read_declared(request.forbid_file, "--forbid") if request.forbid_file else None
+        force = read_declared(request.force_file, "--force", plain="forced") if request.force_file else None
+        strict = [f for f in (forbid, force) if f is not None]
+        declared = [read_declared(request.conflicts_file, "--conflicts")] if request.conflicts_file else []
         return cls(queries=read_jsonl(request.queries_file, "--queries") if request.queries_file else [],
                    pool=read_ids(request.pool_file, "--pool") if request.pool_file else None,
-                   forbid=read_pairs(request.forbid_file, "--forbid") if request.forbid_file else [],
-                   force=read_pairs(request.force_file, "--force") if request.force_file else [],
+                   forbid=[(p.paper, p.reviewer) for f in strict for p in f.conflicts],
+                   force=[(p.paper, p.reviewer) for f in strict for p in f.forced],
                    loads=read_loads(request.loads_file) if request.loads_file else None,
                    senior=read_senior(request.senior) if request.senior else None,
                    attributes=read_attributes(request.attributes_file) if request.attributes_file else None,
-                   requirements=[parse_requirement(text) for text in request.requirements])
+                   requirements=[parse_requirement(text) for text in request.requirements],
+                   declared=declared, layouts=strict + declared,
+                   emails=read_email_file(request.emails_file) if request.emails_file else [])
 
 
 def _select_submissions(index: EvidenceIndex, request: AssignmentRequest, files: ChairFiles, resolve,
@@ -364,6 +406,7 @@ def _select_submissions(index: EvidenceIndex, request: AssignmentRequest, files:
         wanted += [r.get("k") for r in files.queries]  # read_jsonl checked: a positive integer or absent
     if not queries:
         raise UsageError("no submissions: give --paper, --venue with --year, or --queries")
+    queries = evidence_as_of(queries, request.evidence_until)
     seen: set[str] = set()
     for q in queries:
         if q.id in seen:
@@ -403,7 +446,7 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
     """Affinities, constraints, feasibility, the solve and the greedy baseline on the same input."""
     from scholargraph.graph.ids import IdResolver
     from scholargraph.ranking.reviewers import assignment as solver
-    from scholargraph.ranking.reviewers.service import index_for_model, load_model
+    from scholargraph.ranking.reviewers.service import index_for_model, load_model, read_author_details
 
     if request.max_prob is not None and not 0 < request.max_prob <= 1:
         raise UsageError("--max-prob must be in (0, 1]")
@@ -429,8 +472,22 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
         pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=pool_ids.node_ids())
     else:
         pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=meta.get("min_papers", 3))
-    forbid = _pairs_to_queries(files.forbid, queries, pool, resolve, forms, "--forbid")
-    force = _pairs_to_queries(files.force, queries, pool, resolve, forms, "--force")
+    emails = None
+    if request.need_emails or files.emails or any(f.has_emails for f in files.layouts):
+        emails = EmailBook.from_store(store, files.emails, lambda given: resolve("author", given, None).ids)
+        unknown_emails = emails.warning()
+        if unknown_emails:
+            warn(unknown_emails)
+    forbid = _pairs_to_queries(_by_email(files.forbid, emails), queries, pool, resolve, forms, "--forbid")
+    force = _pairs_to_queries(_by_email(files.force, emails), queries, pool, resolve, forms, "--force")
+    declared = match_declared(files.declared, queries, forms["paper"],
+                              lambda kind, given: resolve(kind, given, None).ids, emails)
+    for line in declared.warnings("--conflicts"):
+        warn(line)
+    declared_out = {(q, a): why for q, found in declared.by_query.items() for a, why in found.items()
+                    if pool.row(a) >= 0}
+    forbid += [pair for pair in declared_out if pair not in set(forbid)]
+    force += [pair for pair in dict.fromkeys(declared.forced) if pool.row(pair[1]) >= 0 and pair not in set(force)]
     clash = set(forbid) & set(force)
     if clash:
         p, r = sorted(clash)[0]
@@ -454,8 +511,17 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
             res = resolve("author", list(flags_given), "--attributes")
             by_node = {res.ids[g]: f for g, f in flags_given.items() if g in res.ids}
             attributes[name] = np.array([by_node.get(rid, False) for rid in pool.author_ids], dtype=bool)
+    # The reviewers' own expertise settings shape their papers (after the senior rule, which counts them all).
+    cut = request.evidence_until if isinstance(request.evidence_until, int) else None
+    book = profiles.load_book(store, index.snapshot, cut, resolver)
+    emptied: set[str] = set()
+    pool = profiles.with_profiles(book, pool, emptied)
+    details = read_author_details(store) if store is not None and request.coi else None
     table = affinity_table(model, index, queries, pool, per_paper=request.candidates_per_paper,
-                           coi_years=request.coi_years, coi=request.coi, forbid=forbid, force=force, quiet=quiet)
+                           coi_years=request.coi_years, coi=request.coi, forbid=forbid, force=force, quiet=quiet,
+                           details=details, institution_years=request.institution_years)
+    table.notes += declared_notes(files, declared_out)
+    table.notes += profiles.settings_notes(book, pool, emptied)
     demand = [w if w is not None else request.per_paper for w in wanted]
     problem = build_problem(table, demand=demand, max_load=request.max_load, min_load=request.min_load,
                             loads=loads, attributes=attributes, requirements=requirements)
@@ -469,7 +535,32 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
                               time_limit=request.time_limit)
     baseline = solver.solve(problem, "greedy")
     return AssignmentOutcome(table=table, problem=problem, assignment=assignment, baseline=baseline,
-                             senior_rule=senior_rule, forms=forms)
+                             senior_rule=senior_rule, forms=forms, emails=emails)
+
+
+def _by_email(pairs: list[tuple[str, str]], emails: EmailBook | None) -> list[tuple[str, str]]:
+    """Pairs whose reviewer is an email (HotCRP's files) with the author node the email names; an email that
+    names none stays as given, so that the strict check reports it."""
+    if emails is None:
+        return pairs
+    return [(p, (emails.node_of(r) or r) if "@" in r else r) for p, r in pairs]
+
+
+def declared_notes(files: ChairFiles, ruled_out: Mapping[tuple[str, str], str]) -> list[str]:
+    """The summary's lines on declared conflicts: the explicit files' pair counts, and the --conflicts pairs
+    ruled out in this pool, counted per reason (`declared (hotcrp)`, `declared (openreview)`, ...)."""
+    lines = []
+    for f in files.layouts:
+        if f not in files.declared and (f.conflicts or f.forced):
+            lines.append(f"{f.what}: {len(f.conflicts):,} declared conflict(s), {len(f.forced):,} forced pair(s) "
+                         f"({LAYOUTS[f.layout]})")
+    if files.declared:
+        reasons: dict[str, int] = {}
+        for why in ruled_out.values():
+            reasons[why] = reasons.get(why, 0) + 1
+        shown = ", ".join(f"{why} {n:,}" for why, n in sorted(reasons.items())) or "none in this pool"
+        lines.append(f"declared conflicts ruled out: {len(ruled_out):,} (submission, reviewer) pair(s): {shown}")
+    return lines
 
 
 def publish_assignment(store, outcome: AssignmentOutcome, model_version: str, run_props: dict | None = None) -> str:

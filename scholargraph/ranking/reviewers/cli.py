@@ -6,10 +6,13 @@ import time
 
 import click
 
-from scholargraph.cli_output import emit, rows_output, write_option
+from scholargraph.cli_output import emit, emit_text, rows_output, write_option
 from scholargraph.errors import UsageError
 from scholargraph.graph.ids import output_id
-from scholargraph.ranking.reviewers import service
+from scholargraph.ranking.reviewers import exchange, service
+from scholargraph.ranking.reviewers.coi import conflict_kind
+from scholargraph.ranking.reviewers.declared import PAIRS, read_declared
+from scholargraph.ranking.reviewers.query import SUBMISSION_YEAR
 from scholargraph.server.connect import open_store
 from scholargraph.tables import Rows, Trec
 
@@ -20,6 +23,71 @@ def _num(value: float | None) -> str:
 
 def _warn(message: str) -> None:
     click.echo(f"scholargraph: {message}", err=True)
+
+
+class EvidenceCut(click.ParamType):
+    """`--evidence-until`: a year, or `submission` (each submission's own year)."""
+
+    name = "YEAR|submission"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == SUBMISSION_YEAR:
+            return value
+        try:
+            return int(str(value).strip())
+        except ValueError:
+            self.fail(f"{value!r}: a year (2019) or {SUBMISSION_YEAR!r}", param, ctx)
+
+
+def evidence_until_option(command):
+    return click.option(
+        "--evidence-until", type=EvidenceCut(), default=None,
+        help="Judge reviewers only on their papers up to this year, or up to each submission's own year "
+             "(`submission`: a historical evaluation). Default: every paper of the reviewer counts, whatever "
+             "year a submission carries.")(command)
+
+
+def institution_years_option(command):
+    return click.option(
+        "--institution-years", default=3, show_default=True, type=click.IntRange(0, 200),
+        help="Conflicts: reviewers at an institution of a submission's author in this many years up to the "
+             "submission's year (affiliations from the dumps, profiles and PC lists); reviewers with an email at "
+             "an author's organisation domain are conflicts too (public mail providers do not count).")(command)
+
+
+def _score_cells(s, *values: float, digits: int = 6) -> list[str]:
+    """A suggestion's numbers as cells; empty for a pair without eligible evidence (never a number standing
+    for 'unknown': the warning on stderr counts them)."""
+    return ["" if s.no_history else f"{v:.{digits}f}" for v in values]
+
+
+def chair_tool_options(command):
+    """`--conflicts FILE` and `--emails FILE`: what the chair's conference tools know about the reviewers."""
+    command = click.option(
+        "--emails", type=click.Path(exists=True, dir_okay=False), default=None,
+        help="Reviewers' emails, `reviewer_id,email` rows: the address HotCRP and CMT files use (default: the "
+             "Author nodes' emails from ingested profiles), and whom an email in --conflicts names.")(command)
+    return click.option(
+        "--conflicts", type=click.Path(exists=True, dir_okay=False), default=None,
+        help="Declared conflicts, in any of: OpenReview constraints `paper,profile,-1` (1: forced), HotCRP bulk "
+             "assignments `paper,action,email` (action conflict), HotCRP's PC-conflicts download, or `paper "
+             "reviewer` pairs; reviewers by id or email. The layout found is said on stderr; pairs naming "
+             "nobody known are reported, never dropped silently.")(command)
+
+
+def _chair_files(conflicts: str | None, emails: str | None):
+    """The --conflicts and --emails files, read before the store (a bad one is refused cheaply); how the
+    conflicts file was read goes to stderr."""
+    declared = [read_declared(conflicts, "--conflicts")] if conflicts else []
+    for f in declared:
+        _warn(f.describe())
+    return declared, exchange.read_email_file(emails) if emails else []
+
+
+def _export(fmt: str, what: str, pairs: list[exchange.Pair], book, out: str | None, aside: list[str]) -> None:
+    """A conference tool's file to --out or stdout; what it could not hold (no email, no score) to stderr."""
+    done = exchange.export(fmt, what, pairs, book.email if book is not None else None)
+    emit_text(done.text, out, [*aside, *(f"scholargraph: {line}" for line in done.warnings(fmt))])
 
 
 @click.group("reviewers")
@@ -69,40 +137,60 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None, trai
               help="Results per query: the reviewers suggested for each submission.")
 @rows_output(about="Rows: query, rank, reviewer_id, name, score, main, compensation, gate, reliability, "
                    "no_history. trec, tsv and csv print ids as they were given (a bare id stays bare); jsonl prints "
-                   "node ids, the given form beside them, and each suggestion's evidence papers.")
+                   "node ids, the given form beside them, and each suggestion's evidence papers.",
+             tools=exchange.TOOL_FORMATS)
 @write_option("SUGGESTED_REVIEWER edges for the submissions that are in-graph papers")
-@click.option("--no-coi", is_flag=True, help="Do not exclude the authors and their recent co-authors.")
+@chair_tool_options
+@evidence_until_option
+@click.option("--no-coi", is_flag=True, help="Do not exclude the conflicts of interest found in the graph "
+              "(authors, recent co-authors, institution, email domain).")
+@institution_years_option
 @click.option("--picture", type=click.Path(dir_okay=False), default=None,
               help="Draw the first submission's top suggestion as a PNG: the submission, the reviewer's evidence "
                    "papers, the topics they share, citation links.")
 @click.pass_obj
-def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, no_coi, picture) -> None:
+def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, evidence_until, no_coi,
+                  institution_years, picture, conflicts, emails) -> None:
     """Suggested reviewers with their explanation: main and compensation, gate, reliability, evidence papers."""
     if not papers and not queries:
         raise UsageError("give --paper ID or --queries FILE")
     forms: dict[str, dict[str, str]] = {}
     files = service.ReviewerFiles.for_recommend(queries, pool, candidates)  # before the store: a bad file is cheap
+    declared, email_rows = _chair_files(conflicts, emails)
     with open_store(obj.settings, quiet=obj.quiet) as store:
+        book = None
+        if fmt in exchange.NEEDS_EMAIL or email_rows or any(f.has_emails for f in declared):
+            book = exchange.EmailBook.from_store(store, email_rows)
+            if book.warning():
+                _warn(str(book.warning()))
         results, note = service.recommend(store, obj.settings.models_dir, paper_ids=papers, files=files, k=k,
                                           coi=not no_coi, write=write, quiet=obj.quiet, id_forms=forms,
-                                          picture=picture, warn=_warn)
+                                          picture=picture, warn=_warn, evidence_until=evidence_until,
+                                          institution_years=institution_years, declared=declared, emails=book)
 
     def given(kind: str, node_id: str) -> str:
         # Tabular outputs answer in the caller's ids (a run file is scored against the caller's qrels),
         # and never with whitespace in an id (TREC, TSV and CSV tools split on it).
         return output_id(forms[kind].get(node_id, node_id))
 
+    if fmt in exchange.TOOL_FORMATS:
+        pairs = [exchange.Pair(given("paper", q.id), given("author", s.reviewer_id), s.reviewer_id,
+                               None if s.no_history else s.score) for q, sugg in results for s in sugg]
+        _export(fmt, "scores", pairs, book, out, [note] if note else [])
+        return
     columns = ["query", "rank", "reviewer_id", "name", "score", "main", "compensation", "gate", "reliability",
                "no_history"]
     cells: list[list] = []
     records: list[dict] = []
     text: list[str] = []
     for q, sugg in results:
-        cells += [[given("paper", q.id), s.rank, given("author", s.reviewer_id), s.name or "", f"{s.score:.6f}",
-                   f"{s.main:.6f}", f"{s.compensation:.6f}", f"{s.gate:.4f}", f"{s.reliability:.4f}",
+        cells += [[given("paper", q.id), s.rank, given("author", s.reviewer_id), s.name or "",
+                   *_score_cells(s, s.score, s.main, s.compensation), *_score_cells(s, s.gate, s.reliability, digits=4),
                    str(s.no_history).lower()] for s in sugg]
         for s in sugg:
             row = {"query": output_id(q.id), **s.to_dict(), "reviewer_id": output_id(s.reviewer_id)}
+            if s.no_history:  # no number stands for 'could not be scored'
+                row.update(score=None, main=None, compensation=None, gate=None, reliability=None)
             if q.id in forms["paper"]:
                 row["given_query"] = forms["paper"][q.id]
             if s.reviewer_id in forms["author"]:
@@ -110,16 +198,58 @@ def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, no
             records.append(row)
         text.append(f"reviewers for {q.id}: {q.title}"[:120])
         for s in sugg:
-            flag = " (no history)" if s.no_history else ""
+            own = f"       expertise settings: {s.expertise_settings['summary']}" if s.expertise_settings else ""
+            if s.no_history:
+                text.append(f"{s.rank:>3}. {(s.name or s.reviewer_id)[:28]:<28} no score: no eligible evidence")
+                text += [own] if own else []
+                continue
             text.append(f"{s.rank:>3}. {(s.name or s.reviewer_id)[:28]:<28} score {s.score:6.3f} = main "
                         f"{s.main:6.3f} + compensation {s.compensation:6.3f} "
-                        f"(gate {s.gate:.2f}, reliability {s.reliability:.2f}){flag}")
+                        f"(gate {s.gate:.2f}, reliability {s.reliability:.2f})")
+            text += [own] if own else []
             for p in s.papers[:3]:
                 text.append(f"       {(p.title or p.paper_id)[:50]:<50} {p.year or '':>5}  "
                             f"semantic {_num(p.semantic)}  topic {_num(p.topic)}  citation {_num(p.citation)}"
                             + ("  (cited by the submission)" if p.direct_link else ""))
     emit(Rows(columns, cells, records=records, trec=Trec("query", "reviewer_id", "score", "reco-rank", rank="rank"),
               text=text), fmt, out, note=note)
+
+
+@reviewers_group.command("conflicts")
+@click.option("--paper", "papers", multiple=True, help="An in-graph paper id (repeatable), qualified or bare.")
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Submissions JSONL {id, year?, authors?, author_ids?} (the recommend and assign file).")
+@click.option("--pool", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Only these reviewers, one id per line (default: every author of the graph).")
+@click.option("--coi-years", default=5, show_default=True, type=click.IntRange(0, 200),
+              help="Co-authors of this many years up to the submission's year (0: authors only).")
+@institution_years_option
+@rows_output(formats=("table", "jsonl", "csv", "tsv"),
+             about="Rows: paper, reviewer, name, reason (author | coauthor YEAR | institution NAME | email domain "
+                   "DOMAIN).")
+@click.pass_obj
+def conflicts_cmd(obj, papers, queries, pool, coi_years, institution_years, fmt, out) -> None:
+    """The conflicts of interest recommend and assign rule out, each with its reason."""
+    from scholargraph.user_files import read_jsonl
+
+    if not papers and not queries:
+        raise UsageError("give --paper ID or --queries FILE")
+    records = read_jsonl(queries, "--queries") if queries else []  # before the store: a bad file is cheap
+    pool_ids = service.read_ids(pool, "--pool") if pool else None
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        rows = service.list_conflicts(store, paper_ids=papers, records=records, pool_ids=pool_ids,
+                                      coi_years=coi_years, institution_years=institution_years, quiet=obj.quiet,
+                                      warn=_warn)
+    columns = ["paper", "reviewer", "name", "reason"]
+    cells = [[output_id(p), output_id(r), name or "", why] for p, r, name, why in rows]
+    records_out = [dict(zip(columns, row)) for row in cells]
+    text = [f"{p}  {r}  {name[:28]:<28}  {why}" for p, r, name, why in cells]
+    kinds: dict[str, int] = {}
+    for _, _, _, why in rows:
+        kind = conflict_kind(why)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    summary = [f"{len(rows):,} conflict(s): " + (", ".join(f"{k} {n:,}" for k, n in kinds.items()) or "none")]
+    emit(Rows(columns, cells, records=records_out, text=text), fmt, out, summary=summary)
 
 
 @reviewers_group.command("evaluate")
@@ -169,6 +299,11 @@ def evaluate_cmd(obj, protocol: str, queries: str, qrels: str, candidates: str |
         click.echo(f"plot: {plot}")
 
 
+def _affinity_cell(affinity: float | None, digits: int = 6) -> str:
+    """An assigned pair's affinity; empty for a forced pair whose affinity could not be computed."""
+    return "" if affinity is None else f"{affinity:.{digits}f}"
+
+
 DEFAULT_TIME_LIMIT = 300.0  # seconds for the integer programs: maxmin at a thousand papers can run for hours
 
 
@@ -190,13 +325,18 @@ DEFAULT_TIME_LIMIT = 300.0  # seconds for the integer programs: maxmin at a thou
               help="Fewest papers per reviewer (a hard bound).")
 @click.option("--loads", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Per-reviewer loads `reviewer max [min]`, overriding --max-load/--min-load.")
+@evidence_until_option
 @click.option("--coi-years", default=5, show_default=True, type=click.IntRange(0, 200),
               help="Conflicts: the submission's authors and their co-authors of this many years (0: authors only).")
 @click.option("--no-coi", is_flag=True, help="Do not rule out conflicts of interest found in the graph.")
+@institution_years_option
 @click.option("--forbid", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Pairs `paper reviewer` never to assign (declared conflicts).")
+              help="Pairs `paper reviewer` never to assign (declared conflicts), or a file of --conflicts' "
+                   "layouts; unlike --conflicts, a pair naming no submission or pool reviewer is an error.")
 @click.option("--force", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Pairs `paper reviewer` that must be assigned.")
+              help="Pairs `paper reviewer` that must be assigned, or OpenReview constraints (1: forced, -1: "
+                   "conflict).")
+@chair_tool_options
 @click.option("--senior", default=None,
               help="Every paper gets a senior reviewer: papers>=N, years>=N, or a file of senior reviewer ids.")
 @click.option("--attributes", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -216,12 +356,13 @@ DEFAULT_TIME_LIMIT = 300.0  # seconds for the integer programs: maxmin at a thou
               help="Seconds the integer programs (milp, maxmin) may take; default 300. maxmin then keeps the best "
                    "it found, never less fair than the min-cost flow.")
 @rows_output(about="Rows: paper, reviewer, name, affinity, rank (the reviewer's rank for the paper), forced, "
-                   "evidence; the summary follows a table on stdout, else goes to stderr.")
+                   "evidence; the summary follows a table on stdout, else goes to stderr.",
+             tools=exchange.TOOL_FORMATS)
 @write_option("the assignment as ASSIGNED_TO edges")
 @click.pass_obj
 def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min_load, loads, coi_years, no_coi,
-               forbid, force, senior, attributes, requirements, candidates_per_paper, method, max_prob, seed,
-               time_limit, fmt, out, write) -> None:
+               institution_years, forbid, force, senior, attributes, requirements, candidates_per_paper, method,
+               max_prob, seed, time_limit, fmt, out, write, evidence_until, conflicts, emails) -> None:
     """Assign reviewers to submissions under loads, conflicts and attribute requirements, against a greedy
     baseline on the same input; the summary reports every constraint (to stderr unless --format table)."""
     from scholargraph.ranking.reviewers import assignment as solver
@@ -234,11 +375,17 @@ def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min
 
     request = AssignmentRequest(paper_ids=papers, queries_file=queries, venue=venue, year=year, pool_file=pool,
                                 per_paper=per_paper, max_load=max_load, min_load=min_load, loads_file=loads,
-                                coi=not no_coi, coi_years=coi_years, forbid_file=forbid, force_file=force,
+                                coi=not no_coi, coi_years=coi_years, institution_years=institution_years,
+                                forbid_file=forbid, force_file=force,
                                 senior=senior, attributes_file=attributes, requirements=requirements,
                                 candidates_per_paper=candidates_per_paper, method=method, max_prob=max_prob, seed=seed,
-                                time_limit=time_limit if time_limit is not None else DEFAULT_TIME_LIMIT)
+                                time_limit=time_limit if time_limit is not None else DEFAULT_TIME_LIMIT,
+                                evidence_until=evidence_until, conflicts_file=conflicts, emails_file=emails,
+                                need_emails=fmt in exchange.NEEDS_EMAIL)
     files = ChairFiles.read(request)  # a bad file is refused before the server, the model or the graph
+    for f in files.layouts:
+        if f.layout != PAIRS or f in files.declared:  # --forbid/--force of plain pairs read as they always were
+            _warn(f.describe())
     with open_store(obj.settings, quiet=obj.quiet) as store:
         model_and_meta = service.load_model(obj.settings.models_dir)
         outcome = plan_assignment(store, obj.settings.models_dir, request, quiet=obj.quiet, warn=_warn,
@@ -250,7 +397,7 @@ def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min
 
     rows = outcome.rows()
     columns = ["paper", "reviewer", "name", "affinity", "rank", "forced", "evidence"]
-    cells = [[given("paper", r["paper"]), given("author", r["reviewer"]), r["name"], f"{r['affinity']:.6f}",
+    cells = [[given("paper", r["paper"]), given("author", r["reviewer"]), r["name"], _affinity_cell(r["affinity"]),
               r["rank"], str(r["forced"]).lower(), r["evidence"]] for r in rows]
     records = [{**r, "paper": given("paper", r["paper"]), "reviewer": given("author", r["reviewer"])} for r in rows]
     text: list[str] = []
@@ -259,7 +406,8 @@ def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min
         if r["paper"] != current:
             current = r["paper"]
             text.append(f"{given('paper', current)}: {r['title']}"[:120])
-        text.append(f"   {(r['name'] or r['reviewer'])[:28]:<28} affinity {r['affinity']:6.3f}  rank "
+        affinity = _affinity_cell(r["affinity"], 3) or "n/a"
+        text.append(f"   {(r['name'] or r['reviewer'])[:28]:<28} affinity {affinity:>6}  rank "
                     f"{r['rank'] or '-':>3}{'  forced' if r['forced'] else ''}  {r['evidence'][:70]}")
     summary = [f"submissions {len(outcome.problem.papers):,}, reviewers {len(outcome.problem.reviewers):,}, "
                f"candidate pairs {len(outcome.problem.affinity):,} (conflicts ruled out "
@@ -270,5 +418,118 @@ def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min
     summary += outcome.table.notes
     summary += solver.format_summary(solver.summarize(outcome.assignment))
     summary += solver.compare_lines([solver.summarize(outcome.assignment), solver.summarize(outcome.baseline)])
+    if fmt in exchange.TOOL_FORMATS:
+        pairs = [exchange.Pair(given("paper", r["paper"]), given("author", r["reviewer"]), r["reviewer"],
+                               r["affinity"]) for r in rows]
+        _export(fmt, "assignment", pairs, outcome.emails, out, [*summary, *([note] if note else [])])
+        return
     trec = Trec("paper", "reviewer", "affinity", f"assign-{outcome.assignment.method}")
     emit(Rows(columns, cells, records=records, trec=trec, text=text), fmt, out, summary=summary, note=note)
+
+
+# --- reviewers' own expertise settings ------------------------------------------------------------------
+
+
+@reviewers_group.group("profile")
+def profile_group() -> None:
+    """Reviewers' own expertise settings, kept on their Author node: papers excluded, a minimum year, a recency
+    window, weights per source or venue. recommend, assign and the reviewers job honour them."""
+
+
+def _weights(given: tuple[str, ...]) -> list[tuple[str, float]]:
+    from scholargraph.ranking.reviewers.profiles import parse_weight
+
+    out = []
+    for text in given:
+        try:
+            out.append(parse_weight(text))
+        except ValueError as exc:
+            raise UsageError(f"--weight {exc}") from None
+    return out
+
+
+@profile_group.command("set")
+@click.argument("reviewer")
+@click.option("--exclude", multiple=True, help="A paper never to count as this reviewer's expertise (repeatable; "
+                                               "qualified or bare id, a DOI). Exclusions accumulate.")
+@click.option("--include", multiple=True, help="Take an excluded paper back (repeatable).")
+@click.option("--since", type=click.IntRange(0, 9999), default=None, help="Only papers of this year or later.")
+@click.option("--recent", type=click.IntRange(1, 200), default=None,
+              help="Only papers of the last N years (up to --evidence-until's year, else the graph's latest year).")
+@click.option("--weight", "weights", multiple=True,
+              help="source:NAME=W (a source prefix of the paper's ids: s2, aminer, dblp...) or venue:ID-or-name=W; "
+                   "multiplies those papers' evidence (1 by default, 0 leaves them out; repeatable).")
+@click.pass_obj
+def profile_set_cmd(obj, reviewer: str, exclude, include, since, recent, weights) -> None:
+    """Set a reviewer's expertise settings (what is not given stays as it was)."""
+    from scholargraph.ranking.reviewers import profiles
+
+    if not (exclude or include or since is not None or recent is not None or weights):
+        raise UsageError("give at least one of --exclude, --include, --since, --recent, --weight")
+    parsed = _weights(weights)  # before the store: a bad weight is cheap
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        author_id, settings = profiles.set_profile(store, reviewer, exclude=exclude, include=include, since=since,
+                                                   recent_years=recent, weights=parsed)
+    click.echo(f"expertise settings of {output_id(author_id)}: {settings.describe()}")
+
+
+@profile_group.command("show")
+@click.argument("reviewer")
+@rows_output(formats=("table", "jsonl", "csv", "tsv"),
+             about="Rows: paper, year, weight, left_out (why a paper is not evidence), title.")
+@click.pass_obj
+def profile_show_cmd(obj, reviewer: str, fmt: str, out: str | None) -> None:
+    """A reviewer's settings, and which of their papers they leave as evidence (with each paper's weight)."""
+    from scholargraph.graph.snapshot import GraphSnapshot
+    from scholargraph.ranking.reviewers import profiles
+
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        author_id = profiles.resolve_reviewer(store, reviewer)
+        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
+        view = profiles.show_profile(store, snapshot, author_id)
+    columns = ["paper", "year", "weight", "left_out", "title"]
+    cells = [[output_id(p["paper_id"]), p["year"] or "", f"{p['weight']:g}", p["left_out"] or "", p["title"] or ""]
+             for p in view.papers]
+    head = [f"{output_id(view.reviewer_id)} {view.name or ''}".rstrip(),
+            f"expertise settings: {view.settings.describe()}"
+            + (f" (recency up to {view.reference_year})" if view.settings.recent_years is not None else ""),
+            f"evidence: {view.n_eligible:,} of {len(view.papers):,} papers"]
+    if view.papers and not view.n_eligible:
+        head.append("no paper is left as evidence: this reviewer gets no score")
+    text = head + [f"  {c[0]:<40} {c[1]!s:>4}  {'left out: ' + c[3] if c[3] else 'weight ' + c[2]:<22} "
+                   f"{c[4][:60]}" for c in cells]
+    records = [{"reviewer": output_id(view.reviewer_id), "settings": view.settings.to_dict(),
+                **{k: (output_id(v) if k == "paper_id" and v else v) for k, v in p.items()}} for p in view.papers]
+    emit(Rows(columns, cells, records=records, text=text), fmt, out,
+         summary=[] if fmt == "table" else head)
+
+
+@profile_group.command("clear")
+@click.argument("reviewer")
+@click.option("--what", "parts", multiple=True, type=click.Choice(["exclude", "since", "recent", "weights"]),
+              help="Clear only these settings (repeatable); default: all.")
+@click.pass_obj
+def profile_clear_cmd(obj, reviewer: str, parts) -> None:
+    """Remove a reviewer's expertise settings (all of them, or those named by --what)."""
+    from scholargraph.ranking.reviewers import profiles
+
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        author_id, settings = profiles.clear_profile(store, reviewer, parts or profiles.PARTS)
+    click.echo(f"expertise settings of {output_id(author_id)}: {settings.describe()}")
+
+
+@profile_group.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.pass_obj
+def profile_import_cmd(obj, file: str) -> None:
+    """Replace the settings of the reviewers a JSONL file lists, one per line: {"reviewer": ID, "exclude": [paper
+    ids], "since": YEAR, "recent_years": N, "weights": {"source:dblp": 0.5, "venue:ID": 2}} (all but reviewer
+    optional). Ids unknown to the graph are left out with a warning (count and examples)."""
+    from scholargraph.ranking.reviewers import profiles
+
+    records = profiles.read_settings_file(file, "FILE")  # before the store: a bad file is cheap
+    with open_store(obj.settings, quiet=obj.quiet) as store:
+        report = profiles.import_settings(store, records)
+    for line in report.warnings():
+        _warn(f"warning: profile import {file}: {line}")
+    click.echo(f"imported the expertise settings of {report.written:,} reviewer(s) from {file}")

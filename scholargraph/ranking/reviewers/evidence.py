@@ -62,6 +62,9 @@ class Evidence:
     # Corpus-level mean and spread of the same 8 scores between random pairs of papers: the scale on which
     # evidence is calibrated, the same for every submission, so that scores compare across submissions.
     reference: np.ndarray | None = None
+    # [R, P] per-paper weights from the reviewers' own expertise settings (reviewers/profiles.py), multiplying
+    # a paper's calibrated evidence; None: every paper weighs 1.
+    weight: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -356,10 +359,18 @@ class EvidenceIndex:
         return self._ids
 
     def conflict_checker(self):
-        """The default ConflictChecker of this snapshot (built once)."""
+        """The default ConflictChecker of this snapshot (built once), with the authors' institutions and email
+        domains when the service gave them (use_author_details)."""
         if getattr(self, "_coi", None) is None:
-            self._coi = ConflictChecker(self.snapshot)
+            self._coi = ConflictChecker(self.snapshot, details=getattr(self, "author_details", None),
+                                        institution_years=getattr(self, "institution_years", 3))
         return self._coi
+
+    def use_author_details(self, details, institution_years: int | None = 3) -> None:
+        """What the store holds beyond the snapshot for conflicts (coi.AuthorDetails), read by the service."""
+        self.author_details = details
+        self.institution_years = institution_years
+        self._coi = None
 
     def pool_features(self, pool: ReviewerPool) -> PoolFeatures:
         """Contiguous copies of the pool's paper features, kept for the last pool asked about."""
@@ -395,6 +406,7 @@ class EvidenceIndex:
         title = (self.snapshot.titles[i] if self.snapshot.titles is not None else None) or ""
         return Query(id=self.snapshot.paper_ids[i], text_vector=self.text[i] if self.has_text[i] else None,
                      topic_vector=self.topics[i] if self.has_topic[i] else None, references=refs, year=year,
+                     submission_year=year,
                      author_names=names, author_ids=ids, paper_index=i,
                      citation_vector=self.reference_vector(refs), title=title,
                      lexical_vector=self.lexical[i] if self.lexical is not None and self.has_lex[i] else None)
@@ -453,6 +465,7 @@ class EvidenceIndex:
         return Query(id=str(record["id"]), text_vector=text_vector if has_text else None,
                      topic_vector=topic_vector if has_text and float(topic_vector.sum()) > 0 else None,
                      references=refs, year=int(year) if year is not None else None, author_names=names,
+                     submission_year=int(year) if year is not None else None,
                      author_ids=ids, paper_index=own, citation_vector=self.reference_vector(refs),
                      title=record.get("title") or "",
                      lexical_vector=lexical_vector if lexical_vector is not None and lexical_vector.nnz else None)
@@ -607,6 +620,13 @@ class EvidenceIndex:
     def eligible_pairs(self, query: Query, pool: ReviewerPool, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(owner position in `rows`, paper) for every paper the reviewers may be judged on: published no later
         than the submission, and not the submission itself."""
+        owner, paper, _ = self.eligible_weighted(query, pool, rows)
+        return owner, paper
+
+    def eligible_weighted(self, query: Query, pool: ReviewerPool, rows: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """eligible_pairs with each pair's weight: the pool's matrix value (1.0 unless the reviewer's own
+        expertise settings weight that paper's source or venue, reviewers/profiles.py)."""
         sub = pool.papers[rows]
         owner = np.repeat(np.arange(len(rows)), np.diff(sub.indptr))
         paper = sub.indices.astype(np.int64)
@@ -616,7 +636,7 @@ class EvidenceIndex:
             keep &= (y == NO_YEAR) | (y <= query.year)
         if query.paper_index is not None:
             keep &= paper != query.paper_index
-        return owner[keep], paper[keep]
+        return owner[keep], paper[keep], np.asarray(sub.data, dtype=np.float32)[keep]
 
     def evidence(self, query: Query, pool: ReviewerPool, rows: Sequence[int] | np.ndarray | None = None, *,
                  max_papers: int | None = 16, per_evidence: int = 4) -> Evidence:
@@ -627,7 +647,7 @@ class EvidenceIndex:
         semantic one), best ranks first. With None every eligible paper is kept (baselines need them all)."""
         rows = np.arange(len(pool)) if rows is None else np.asarray(rows, dtype=np.int64)
         background = self.background_stats(query)
-        owner, paper = self.eligible_pairs(query, pool, rows)
+        owner, paper, weight = self.eligible_weighted(query, pool, rows)
         uniq, inverse = np.unique(paper, return_inverse=True)
         ps = self.paper_scores(query, uniq)
         sem, top, cit = ps["semantic"][inverse], ps["topic"][inverse], ps["citation"][inverse]
@@ -676,7 +696,8 @@ class EvidenceIndex:
                         mask=pad(mask, False), background=background,
                         query_features=self.query_features(query, background), n_papers=n_papers,
                         no_history=no_history, lexical=pad(lex) if self.lexical is not None else None,
-                        reference=self.reference_stats())
+                        reference=self.reference_stats(),
+                        weight=pad(weight, 1.0) if (weight != 1.0).any() else None)
 
 
 def reviewer_profiles(index: EvidenceIndex, pool: ReviewerPool) -> np.ndarray:

@@ -49,9 +49,14 @@ class Suggestion:
     papers: list[EvidencePaper] = field(default_factory=list)
     other_main: float = 0.0
     other_compensation: float = 0.0
+    # The reviewer's own expertise settings that shaped the evidence (reviewers/profiles.py), None without any.
+    expertise_settings: dict | None = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if self.expertise_settings is None:
+            del out["expertise_settings"]
+        return out
 
 
 def explain(ev: Evidence, out: Mapping[str, np.ndarray], index: EvidenceIndex, pool: ReviewerPool, k: int,

@@ -217,7 +217,7 @@ def candidate_stage(index: EvidenceIndex, query: Query, pool: ReviewerPool, rows
     model's `net`, those go through its own calibration and value mix and a reviewer scores the mean of
     their best three papers (thin histories count zeros, as the null slot does); without it, their best
     z-score. The best `keep` reviewers are kept, and every reviewer whose paper the submission cites."""
-    owner, paper = index.eligible_pairs(query, pool, rows)
+    owner, paper, weight = index.eligible_weighted(query, pool, rows)
     if len(paper) == 0:
         return rows[:keep]
     feats = index.pool_features(pool)
@@ -265,7 +265,7 @@ def candidate_stage(index: EvidenceIndex, query: Query, pool: ReviewerPool, rows
             beta = net.value_mix()
             mask = tensors["mask"]
             v = ((beta * c).sum(-1) / (beta * mask).sum(-1).clamp_min(1e-9))[0, :, 0].numpy()
-        paper_score = v.astype(np.float64)
+        paper_score = v.astype(np.float64) * weight  # the reviewers' own weights, as the network applies them
         per_reviewer = top_mean(owner, paper_score, len(rows), 3, zero_padded=True, empty=0.0)
     else:
         paper_score = np.maximum.reduce([np.where(m_sem, np.maximum(z_sem, z_lex), -10.0),

@@ -101,6 +101,7 @@ def evidence_batch(items: Sequence[Evidence], grades: Sequence[np.ndarray] | Non
         "qf": np.zeros((B, R, len(QUERY_FEATURES)), np.float32), "n_papers": np.zeros((B, R), np.float32),
         "no_history": np.ones((B, R), bool), "reviewer": np.zeros((B, R), bool),
         "grades": np.full((B, R), -1.0, np.float32), "weights": np.ones(B, np.float32),
+        "paper_weight": np.ones((B, R, P), np.float32),
     }
     for b, e in enumerate(items):
         r, p = e.papers.shape
@@ -116,6 +117,8 @@ def evidence_batch(items: Sequence[Evidence], grades: Sequence[np.ndarray] | Non
         out["raw"][b, :r, :p] = np.stack([np.clip(e.semantic, 0, 1), e.topic, e.citation], axis=-1) * m
         out["mask"][b, :r, :p] = m & e.valid[..., None]
         out["valid"][b, :r, :p] = e.valid
+        if e.weight is not None:
+            out["paper_weight"][b, :r, :p] = e.weight
         out["qf"][b, :r] = e.query_features  # one row per query, or one per pair (merge_pairs)
         out["n_papers"][b, :r] = e.n_papers
         out["no_history"][b, :r] = e.no_history | ~e.valid.any(axis=1)
@@ -242,6 +245,9 @@ class RecoRankNet(nn.Module):
         cfg = self.cfg
         mask, valid = batch["mask"], batch["valid"]
         c, tau = self.calibrate(batch)
+        if "paper_weight" in batch:
+            # A reviewer's own weight for a paper's source or venue scales its evidence (1: unchanged, exactly).
+            c = c * batch["paper_weight"][..., None]
         t = tau[..., None]
         m_sem, m_top, m_cit = mask[..., SEM], mask[..., TOP], mask[..., CIT]
         c_sem, c_top, c_cit = c[..., SEM], c[..., TOP], c[..., CIT]

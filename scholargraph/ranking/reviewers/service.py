@@ -5,25 +5,37 @@ commands share. No click here: the CLI parses options and prints, the scoring jo
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.features import current_model_paths, features_up_to_date
 from scholargraph.graph.ids import IdResolver, Resolution
 from scholargraph.graph.scoring import publish_paper_scores
-from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.graph.snapshot_cache import StateCache, cache_root, graph_watermark
 from scholargraph.graph.vectors import stored_text_vectors
 from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
 from scholargraph.ranking.graph_models import load_graph_models
 from scholargraph.ranking.metrics import read_qrels
+from scholargraph.ranking.reviewers import profiles
 from scholargraph.ranking.reviewers.batch import recommend_queries
+from scholargraph.ranking.reviewers.coi import AuthorDetails, ConflictChecker
+from scholargraph.ranking.reviewers.declared import DeclaredChecker, DeclaredFile, match_declared
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+from scholargraph.ranking.reviewers.exchange import EmailBook
 from scholargraph.ranking.reviewers.explain import Suggestion
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool, read_candidates
+from scholargraph.ranking.reviewers.query import (
+    Query,
+    ReviewerPool,
+    evidence_as_of,
+    no_evidence_warning,
+    read_candidates,
+)
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.registry import ModelRegistry
 from scholargraph.user_files import bad_line, data_lines, read_jsonl
@@ -226,12 +238,19 @@ def train(store, models_dir: Path, *, min_papers: int = 3, judged_files: tuple[s
     return Trained(model, len(pool), path)
 
 
+def read_author_details(store) -> AuthorDetails:
+    """The authors' institutions and email domains, for the conflicts beyond co-authorship."""
+    return AuthorDetails.from_nodes(*store.read_nodes("Author", AuthorDetails.PROPS))
+
+
 def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None = None, pool_file: str | None = None,
               candidates_file: str | None = None, k: int = 10, coi: bool = True, write: bool = False,
               quiet: bool = True, index: EvidenceIndex | None = None, replace_all: bool = False,
               run_props: dict | None = None, id_forms: dict[str, dict[str, str]] | None = None,
               picture: str | None = None, warn: Callable[[str], None] = _ignore,
-              mapper: PartitionMapper = IN_PROCESS, files: ReviewerFiles | None = None):
+              mapper: PartitionMapper = IN_PROCESS, files: ReviewerFiles | None = None,
+              evidence_until: int | str | None = None, declared: Sequence[DeclaredFile] = (),
+              emails: EmailBook | None = None, institution_years: int | None = 3):
     """Suggestions per query; with `write`, a scoring run that stores them for the in-graph papers and
     keeps the current suggestions of every other paper (`replace_all`: only this run's papers remain).
 
@@ -245,12 +264,24 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
     The queries against the pool go through `mapper` (reviewers/batch.py: the model, the evidence and the pool
     are its payload, so a Spark mapper scores them in partitions); those with a candidate list (the CoF
     protocol: a pool of their own each) are scored here, in process, whatever the mapper. `files`: the three
-    files as the caller read them already (ReviewerFiles.for_recommend), in place of the paths."""
+    files as the caller read them already (ReviewerFiles.for_recommend), in place of the paths.
+
+    `evidence_until` (query.evidence_as_of): None, the default, judges reviewers on all their papers whatever
+    year a submission carries; SUBMISSION_YEAR or a year cuts the evidence there. Pairs left without any
+    eligible evidence are named through `warn` (count and examples) and are not written to the graph.
+
+    `declared`: conflict files as read (declared.read_declared): their pairs are never suggested, besides the
+    graph's conflicts (`coi`); a reviewer given by email is found through `emails`; pairs naming nothing known
+    are reported through `warn`."""
     # The user's files are read first: a bad one is refused before a model is loaded or the graph pulled.
     files = files or ReviewerFiles.for_recommend(queries_file, pool_file, candidates_file)
     records, pool_given, candidates_given = files.records, files.pool, files.candidates
     model, meta = load_model(models_dir)
     index = index or index_for_model(store, models_dir, meta, quiet)
+    if coi and store is not None:
+        # Institutions and emails live on the Author nodes, beyond the snapshot: the shared-institution and
+        # email-domain conflicts (coi.py, `institution_years` up to each submission's year) need them.
+        index.use_author_details(read_author_details(store), institution_years)
     resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
     forms = id_forms if id_forms is not None else {}
     forms.setdefault("paper", {})
@@ -262,16 +293,24 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
         queries = [index.query_for_paper(p) for p in papers.node_ids()]
     if records:
         queries += index.queries_from_records(records)
+    queries = evidence_as_of(queries, evidence_until)
     if pool_given is not None:
         pool_ids = resolve_ids(resolver, "author", pool_given, "--pool", warn)
         forms["author"].update(pool_ids.given_forms())
         base_pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=pool_ids.node_ids())
     else:
         base_pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=meta.get("min_papers", 3))
+    # The reviewers' own expertise settings (profiles.py) shape each pool's papers; None without any.
+    book = profiles.load_book(store, index.snapshot, evidence_until if isinstance(evidence_until, int) else None,
+                              resolver)
+    emptied: set[str] = set()
     candidates: dict[str, list[str]] = {}
     if candidates_given is not None:
         candidates, cand_ids = resolve_candidates(resolver, candidates_given, "--candidates", warn)
         forms["author"].update(cand_ids.given_forms())
+    rule: ConflictChecker | bool = coi
+    if declared:
+        rule = _declared_rule(index, queries, forms, resolver, declared, emails, coi, warn)
     suggested: list[list[Suggestion] | None] = []
     for q in queries:
         # A query is listed under its id, or under the form its paper id was given in (a bare id).
@@ -283,24 +322,54 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
         else:
             # The CoF protocol: rank exactly the listed candidates; each known one gets a score, history
             # or not (unknown ids were left out with a warning above).
-            pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=listed)
-            suggested.append(model.recommend(index, q, pool, k=len(pool), coi=coi, shortlist=None))
+            pool = profiles.with_profiles(book, ReviewerPool.from_snapshot(index.snapshot, author_ids=listed),
+                                          emptied)
+            suggested.append(model.recommend(index, q, pool, k=len(pool), coi=rule, shortlist=None))
     batch = [q for q, s in zip(queries, suggested) if s is None]
-    in_batch = iter(recommend_queries(model, index, batch, base_pool, k, coi, mapper) if batch else [])
+    if batch:
+        base_pool = profiles.with_profiles(book, base_pool, emptied)
+    in_batch = iter(recommend_queries(model, index, batch, base_pool, k, rule, mapper) if batch else [])
     results: list[tuple[Query, list[Suggestion]]] = [(q, s if s is not None else next(in_batch))
                                                      for q, s in zip(queries, suggested)]
+    if emptied:
+        warn(profiles.emptied_warning(emptied))
+    for _, sugg in results:
+        profiles.settings_shown(book, sugg)
+    unscored = no_evidence_warning(results, evidence_until, forms=forms)
+    if unscored:
+        warn(unscored)
     note = draw_top_evidence(index, results, picture) if picture else ""
     if write:
         rows = [{"source": s.reviewer_id, "target": q.id,
                  "props": {"score": s.score, "rank": s.rank, "main": s.main, "compensation": s.compensation,
                            "gate": s.gate, "reliability": s.reliability,
                            "evidence": json.dumps([asdict(p) for p in s.papers], default=str)}}
-                for q, sugg in results if q.id in index.snapshot.paper_index for s in sugg]
+                for q, sugg in results if q.id in index.snapshot.paper_index for s in sugg if not s.no_history]
         scored = [q.id for q, _ in results if q.id in index.snapshot.paper_index]
         note = "\n".join(filter(None, [note, publish_paper_scores(
             store, "reviewers", rows, scored, meta["version"], queries=len(results), replace_all=replace_all,
             run_props=run_props)]))
     return results, note
+
+
+def _declared_rule(index: EvidenceIndex, queries: Sequence[Query], forms: dict[str, dict[str, str]],
+                   resolver: IdResolver, declared: Sequence[DeclaredFile], emails: EmailBook | None, coi: bool,
+                   warn: Callable[[str], None]) -> DeclaredChecker:
+    """The graph's conflicts (when `coi`) plus the declared pairs matched to these submissions; what the
+    files name that is not known, and their forced pairs (an assignment's business), are reported."""
+    matched = match_declared(declared, queries, forms["paper"],
+                             lambda kind, given: resolver.resolve(kind, given).ids, emails)
+    what = declared[0].what
+    for line in matched.warnings(what):
+        warn(line)
+    if matched.forced:
+        warn(f"{what}: {len(matched.forced):,} forced pair(s) not used: recommend suggests, `reviewers assign "
+             f"--force` assigns")
+    reasons = ", ".join(f"{why} {n:,}" for why, n in sorted(matched.reasons().items())) or "none"
+    warn(f"declared conflicts: {matched.count():,} (submission, reviewer) pair(s) are never suggested: {reasons}")
+    return DeclaredChecker(index.snapshot, enabled=coi, declared=matched.by_query,
+                           details=getattr(index, "author_details", None),
+                           institution_years=getattr(index, "institution_years", 3))
 
 
 def draw_top_evidence(index: EvidenceIndex, results, path: str) -> str:
@@ -381,3 +450,41 @@ def evaluate_expertise(store, models_dir: Path, queries: str, qrels: str, *, boo
         model = RecoRank().fit(index)
     results = ex.expertise_experiment(index, judgments, model, bootstrap=bootstrap)
     return ExpertiseEvaluation(results, judgments, origin, getattr(index.encoder, "name", "?"))
+
+
+def list_conflicts(store, *, paper_ids=(), records: Sequence[Mapping] = (), pool_ids: Sequence[str] | None = None,
+                   coi_years: int | None = 5, institution_years: int | None = 3, quiet: bool = True,
+                   warn: Callable[[str], None] = _ignore) -> list[tuple[str, str, str | None, str]]:
+    """(submission, reviewer, name, why) of every conflict of interest the graph knows (coi.py), for in-graph
+    papers (`paper_ids`) and submission records (--queries: their authors by id or name, their year); only
+    reviewers of `pool_ids` when given. No model is needed: conflicts read the graph alone."""
+    snapshot = GraphSnapshot.from_store(store, quiet=quiet)
+    resolver = IdResolver.for_snapshot(snapshot, lookup=store.lookup_ids)
+    none = np.zeros(0, dtype=np.int64)
+    queries: list[Query] = []
+    if paper_ids:
+        papers = resolve_ids(resolver, "paper", paper_ids, "--paper", warn)
+        for pid in papers.node_ids():
+            i = snapshot.paper_index[pid]
+            year = int(snapshot.paper_year[i]) if snapshot.paper_year[i] != NO_YEAR else None
+            queries.append(Query(id=pid, text_vector=None, topic_vector=None, references=none, year=year,
+                                 paper_index=i))
+    for r in records:
+        authors = r.get("authors") or ()
+        ids = tuple(r.get("author_ids") or (a.get("id") for a in authors if isinstance(a, Mapping) and a.get("id")))
+        queries.append(Query(id=str(r["id"]), text_vector=None, topic_vector=None, references=none,
+                             year=int(r["year"]) if r.get("year") is not None else None,
+                             author_names=tuple(a if isinstance(a, str) else a.get("name", "") for a in authors),
+                             author_ids=ids))
+    checker = ConflictChecker(snapshot, coauthor_years=coi_years, details=read_author_details(store),
+                              institution_years=institution_years)
+    if pool_ids is not None:
+        pool = ReviewerPool.from_snapshot(snapshot, author_ids=resolve_ids(resolver, "author", pool_ids, "--pool",
+                                                                            warn).node_ids())
+    else:
+        pool = ReviewerPool.from_snapshot(snapshot, min_papers=1)
+    rows = []
+    for q in queries:
+        found = checker.pool_conflicts(pool, q)
+        rows += [(q.id, pool.author_ids[r], pool.names[r], found[r]) for r in sorted(found)]
+    return rows

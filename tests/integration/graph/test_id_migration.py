@@ -103,3 +103,27 @@ def test_ingest_after_migration_lands_on_the_migrated_nodes(old_graph, tmp_path,
     assert "name:ann_lee" in author_ids and not [a for a in author_ids if " " in a]
     venue_ids, _ = old_graph.read_nodes("Venue")
     assert venue_ids == ["venue:acm_sigir"]
+
+
+def test_reviewers_expertise_settings_follow_the_migration(old_graph):
+    """Settings stored under old ids (an author renamed, an author folded into its new id, an excluded paper
+    and a venue weight with whitespace) name the same nodes after the migration."""
+    from scholargraph.graph.snapshot import GraphSnapshot
+    from scholargraph.ranking.reviewers import profiles
+    from scholargraph.ranking.reviewers.profiles import ExpertiseSettings
+
+    profiles.write_settings(old_graph, {
+        "name:ann lee": ExpertiseSettings(excluded=("bibtex:other key",), weights=(("venue:venue:acm sigir", 2.0),)),
+        "name:carl c": ExpertiseSettings(since=2002)})
+    old_graph.migrate_ids()
+    settings = profiles.read_settings(old_graph)
+    assert set(settings) == {"name:ann_lee", "name:carl_c"}  # renamed in place, and folded into the new id
+    assert settings["name:carl_c"].since == 2002
+    snapshot = GraphSnapshot.from_store(old_graph)
+    book = profiles.load_book(old_graph, snapshot)
+    assert book is not None
+    papers = [snapshot.paper_index["bibtex:my_key"], snapshot.paper_index["10.1/x"]]
+    weights, why = book.paper_weights("name:ann_lee", papers)
+    assert weights.tolist() == [2.0, 0.0] and why == ["", "excluded"]  # the SIGIR paper; 10.1/x by its old alias
+    weights, _ = book.paper_weights("name:carl_c", [snapshot.paper_index["bibtex:my_key"]])
+    assert weights.tolist() == [0.0]  # 2001, before the folded author's `since`

@@ -94,6 +94,11 @@ def test_s2_fixtures_bulk_equals_transactional(bulk_settings):
                                        "s2_graph.json")])
 
 
+def test_openalex_affiliations_bulk_equal_transactional(bulk_settings):
+    lines = loads_agree(bulk_settings, "openalex", [FIXTURES / "openalex_works.jsonl"])
+    assert any('"affiliations": ["2018|Impactstory"]' in line for line in lines)  # with the paper's year
+
+
 def test_bibtex_fixture_bulk_equals_transactional(bulk_settings):
     lines = loads_agree(bulk_settings, "bibtex", [FIXTURES / "sample.bib"])
     assert any("PaperAlias" in line for line in lines) or any('"doi"' in line for line in lines)

@@ -284,7 +284,7 @@ def test_unknown_s2_shape_and_unknown_format():
         norm("endnote", {})
     with pytest.raises(UsageError):
         iter_raw("endnote", "x")
-    assert set(FORMATS) == {"aminer", "openalex", "s2", "bibtex"}
+    assert set(FORMATS) == {"aminer", "openalex", "s2", "bibtex", "openreview"}
 
 
 # --- drops -------------------------------------------------------------------------------------

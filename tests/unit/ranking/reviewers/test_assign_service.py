@@ -110,3 +110,23 @@ def test_plan_assignment_end_to_end_without_a_server(world, model, tmp_path):
     short = AssignmentRequest(paper_ids=["e1", "x1", "o1"], pool_file=str(pool), per_paper=3, max_load=1)
     with pytest.raises(InfeasibleAssignment, match="capacity 6 < 9 slots"):
         plan_assignment(None, tmp_path, short, index=world, model_and_meta=(model, {"version": "t"}))
+
+
+def test_a_submission_year_cuts_the_evidence_only_when_asked(world, model, tmp_path):
+    # x0 is of 2012; J's only paper is of 2019 and E has one of 2005: cut at the submission's year, J has no
+    # evidence; by default J is judged on that paper.
+    pool = tmp_path / "pool.txt"
+    pool.write_text("E\nJ\n", encoding="utf-8")
+
+    def plan(**cut):
+        request = AssignmentRequest(paper_ids=["x0"], pool_file=str(pool), per_paper=1, max_load=1, **cut)
+        return plan_assignment(None, tmp_path, request, index=world, model_and_meta=(model, {"version": "t"}))
+
+    default = plan()
+    assert {default.table.reviewers[r] for r in default.table.edge_reviewer} == {"E", "J"}
+    assert not any("no eligible evidence" in n for n in default.table.notes)
+    cut = plan(evidence_until="submission")
+    assert {cut.table.reviewers[r] for r in cut.table.edge_reviewer} == {"E"}  # never on a placeholder score
+    assert any(n.startswith("1 (submission, reviewer) pair(s) have no eligible evidence") and "x0 J" in n
+               for n in cut.table.notes)
+    assert [r["reviewer"] for r in cut.rows()] == ["E"] and cut.rows()[0]["affinity"] is not None

@@ -169,3 +169,30 @@ def test_a_cached_index_answers_submissions_given_as_text(tmp_path):
     for a, b in zip(built.encode_texts(texts), cached.encode_texts(texts)):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
     assert cached._load_topic_model is None and cached.topic_model is not None
+
+
+def test_a_submissions_year_is_no_evidence_cut_unless_asked(trained):
+    # Every reviewer's papers are of 2001-2004: a draft of 2000 judged as of its year has no evidence at all.
+    store, models, _ = trained
+    _, meta = service.load_model(models)
+    index = service.index_for_model(store, models, meta, True)
+    record = {"id": "draft", "title": "zorblat quenfir mavotel trisk0", "abstract": "zorblat study"}
+    listed = {"draft": ["a0", "b1", "c2"]}
+
+    def run(rec, **cut):
+        warnings: list[str] = []
+        files = service.ReviewerFiles(records=[rec], candidates=listed)
+        [(_, suggestions)], _ = service.recommend(None, models, files=files, index=index, warn=warnings.append,
+                                                  **cut)
+        return {s.reviewer_id: (s.score, s.no_history) for s in suggestions}, warnings
+
+    undated, none_said = run(record)
+    dated, none_said_either = run({**record, "year": 2000})
+    assert dated == undated and none_said == none_said_either == []  # the year alone changes nothing
+    assert not any(no_history for _, no_history in dated.values())
+    cut, said = run({**record, "year": 2000}, evidence_until="submission")
+    assert all(no_history for _, no_history in cut.values())
+    assert said == ["3 of 3 (submission, reviewer) pairs have no eligible evidence (no paper up to the "
+                    "submission's year): their score is not given (e.g. draft a0, draft b1, draft c2)"]
+    as_of_2002, said_2002 = run(record, evidence_until=2002)
+    assert said_2002 == [] and as_of_2002 != undated  # later papers no longer count

@@ -1,0 +1,248 @@
+"""Declared conflicts (and forced pairs) as the chair's tools write them, read and matched to the graph.
+
+One reader for every file of pairs a chair hands `reviewers recommend|assign` (--conflicts, --forbid,
+--force); the layout is told by the file's header and shape:
+- OpenReview constraints (openreview-matcher `--constraints`): `paper,profile,value` rows, no header; -1 is
+  a conflict, 1 a forced assignment, 0 nothing.
+- HotCRP bulk assignments: a header naming `paper` (or `pid`), `action` and `email`; `conflict` rows are
+  conflicts (a `conflict type` of no/none clears one), other actions are not conflicts and are counted.
+- HotCRP's PC-conflicts download (Search > Download > PC conflicts): `paper,title,first,last,email,conflicttype`.
+- Plain `paper reviewer` pairs (a `paper,reviewer` header is skipped): the --forbid/--force file of old.
+A reviewer is given by an id (qualified or bare) or by an email (the Author nodes' `emails`, or --emails)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scholargraph.errors import UsageError
+from scholargraph.graph.ids import output_id
+from scholargraph.ranking.reviewers.coi import ConflictChecker
+from scholargraph.ranking.reviewers.exchange import EmailBook, examples
+from scholargraph.ranking.reviewers.query import Query, ReviewerPool
+from scholargraph.user_files import INTEGER, bad_line, table_lines
+
+OPENREVIEW = "openreview"
+HOTCRP = "hotcrp"
+HOTCRP_PC_CONFLICTS = "hotcrp pc conflicts"
+PAIRS = "pairs"
+LAYOUTS = {OPENREVIEW: "OpenReview constraints (paper,profile,-1|0|1)",
+           HOTCRP: "HotCRP bulk assignments (paper,action,email)",
+           HOTCRP_PC_CONFLICTS: "HotCRP PC conflicts (paper,title,first,last,email,conflicttype)",
+           PAIRS: "`paper reviewer` pairs"}
+_NOT_A_CONFLICT = ("no", "none", "0", "false", "clear")
+
+
+@dataclass(frozen=True)
+class DeclaredPair:
+    """One declared pair as the file gives it: the paper, the reviewer (an id or an email), why."""
+
+    paper: str
+    reviewer: str
+    reason: str
+    line: int = 0  # where the file gives it: an email is never echoed, its line is named instead
+
+
+@dataclass
+class DeclaredFile:
+    """What a declared file holds: its layout, its conflicts and forced pairs, and the rows that are neither
+    (other HotCRP actions, cleared conflicts, OpenReview 0s), counted."""
+
+    path: str
+    what: str
+    layout: str
+    conflicts: list[DeclaredPair] = field(default_factory=list)
+    forced: list[DeclaredPair] = field(default_factory=list)
+    other_rows: int = 0
+
+    def describe(self) -> str:
+        """The stderr line that says how the file was read."""
+        parts = [f"{len(self.conflicts):,} conflict(s)"]
+        if self.forced:
+            parts.append(f"{len(self.forced):,} forced pair(s)")
+        if self.other_rows:
+            parts.append(f"{self.other_rows:,} row(s) neither (other actions, cleared conflicts, 0s) not used")
+        return f"{self.what} {self.path}: read as {LAYOUTS[self.layout]}: {', '.join(parts)}"
+
+    @property
+    def has_emails(self) -> bool:
+        return any("@" in p.reviewer for p in (*self.conflicts, *self.forced))
+
+
+def _reason(layout: str, kind: str = "") -> str:
+    source = {OPENREVIEW: "openreview", HOTCRP: "hotcrp", HOTCRP_PC_CONFLICTS: "hotcrp", PAIRS: "file"}[layout]
+    return f"declared ({source}{': ' + kind if kind else ''})"
+
+
+def read_declared(path: str, what: str, plain: str = "conflict") -> DeclaredFile:
+    """The pairs of a declared file, its layout detected (see the module). `plain`: what a plain pair is
+    ("conflict" for --conflicts/--forbid, "forced" for --force)."""
+    rows = list(table_lines(path, what))
+    if not rows:
+        raise bad_line(what, path, None, "holds no pairs")
+    header = [c.strip().lower() for c in rows[0][1]]
+    paper_col = next((header.index(n) for n in ("paper", "pid") if n in header), None)
+    if paper_col is not None and "action" in header and ("email" in header or "user" in header):
+        return _read_hotcrp(path, what, rows, header, paper_col)
+    if paper_col is not None and "email" in header and "conflicttype" in header:
+        return _read_pc_conflicts(path, what, rows, header, paper_col)
+    first = rows[0][1]
+    if len(first) == 3 and INTEGER.match(first[2]):
+        return _read_openreview(path, what, rows)
+    out = DeclaredFile(path, what, PAIRS)
+    target = out.forced if plain == "forced" else out.conflicts
+    for k, (n, parts) in enumerate(rows):
+        if len(parts) < 2 or not parts[0] or not parts[1]:
+            raise bad_line(what, path, n, f"expected `paper reviewer`, got {' '.join(parts)[:60]!r}")
+        if k == 0 and parts[0].lower() in ("paper", "paper_id", "submission"):
+            continue
+        target.append(DeclaredPair(parts[0], parts[1], _reason(PAIRS, what.lstrip("-")), n))
+    if not target:
+        raise bad_line(what, path, None, "holds no pairs (expected `paper reviewer` lines)")
+    return out
+
+
+def _cell(parts: list[str], col: int | None) -> str:
+    return parts[col].strip() if col is not None and col < len(parts) else ""
+
+
+def _read_hotcrp(path: str, what: str, rows, header: list[str], paper_col: int) -> DeclaredFile:
+    out = DeclaredFile(path, what, HOTCRP)
+    action_col = header.index("action")
+    email_col = header.index("email") if "email" in header else header.index("user")
+    type_col = next((header.index(n) for n in ("conflict type", "conflicttype", "conflict") if n in header), None)
+    for n, parts in rows[1:]:
+        paper, action, email = _cell(parts, paper_col), _cell(parts, action_col).lower(), _cell(parts, email_col)
+        if not paper or not action:
+            raise bad_line(what, path, n, "a row without its paper or its action")
+        kind = _cell(parts, type_col).lower()
+        if action != "conflict" or kind in _NOT_A_CONFLICT:
+            out.other_rows += 1
+            continue
+        if not email:
+            raise bad_line(what, path, n, "a conflict row without the reviewer's email")
+        out.conflicts.append(DeclaredPair(paper, email, _reason(HOTCRP, "" if kind in ("", "yes") else kind), n))
+    return out
+
+
+def _read_pc_conflicts(path: str, what: str, rows, header: list[str], paper_col: int) -> DeclaredFile:
+    out = DeclaredFile(path, what, HOTCRP_PC_CONFLICTS)
+    email_col, type_col = header.index("email"), header.index("conflicttype")
+    for n, parts in rows[1:]:
+        paper, email = _cell(parts, paper_col), _cell(parts, email_col)
+        if not paper or not email:
+            raise bad_line(what, path, n, "a row without its paper or the PC member's email")
+        kind = _cell(parts, type_col)
+        if kind.lower() in _NOT_A_CONFLICT:
+            out.other_rows += 1
+            continue
+        out.conflicts.append(DeclaredPair(paper, email, _reason(HOTCRP_PC_CONFLICTS, kind.lower()), n))
+    return out
+
+
+def _read_openreview(path: str, what: str, rows) -> DeclaredFile:
+    out = DeclaredFile(path, what, OPENREVIEW)
+    for n, parts in rows:
+        if len(parts) != 3 or not parts[0] or not parts[1] or not INTEGER.match(parts[2]) \
+                or int(parts[2]) not in (-1, 0, 1):
+            raise bad_line(what, path, n, f"expected OpenReview's `paper,profile,-1|0|1`, got {','.join(parts)[:60]!r}")
+        value = int(parts[2])
+        if value == 0:
+            out.other_rows += 1
+        else:
+            (out.conflicts if value < 0 else out.forced).append(DeclaredPair(parts[0], parts[1], _reason(OPENREVIEW),
+                                                                             n))
+    return out
+
+
+# --- matched to the graph -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Matched:
+    """Declared pairs matched to submissions and author nodes: `by_query[query id][author node] = reason`,
+    `forced` as (query id, author node), and what named nothing known (`paper reviewer` examples)."""
+
+    by_query: dict[str, dict[str, str]] = field(default_factory=dict)
+    forced: list[tuple[str, str]] = field(default_factory=list)
+    unknown_reviewer: list[str] = field(default_factory=list)
+    unknown_paper: list[str] = field(default_factory=list)
+
+    def warnings(self, what: str) -> list[str]:
+        lines = []
+        if self.unknown_reviewer:
+            lines.append(f"warning: {what}: {len(self.unknown_reviewer):,} pair(s) name a reviewer (id or email) the "
+                         f"graph does not know: not applied, {examples(self.unknown_reviewer)}")
+        if self.unknown_paper:
+            lines.append(f"warning: {what}: {len(self.unknown_paper):,} pair(s) name no submission of this run: not "
+                         f"applied, {examples(self.unknown_paper)}")
+        return lines
+
+    def count(self) -> int:
+        return sum(len(v) for v in self.by_query.values())
+
+    def reasons(self) -> dict[str, int]:
+        """How many matched conflicts each reason gives."""
+        out: dict[str, int] = {}
+        for found in self.by_query.values():
+            for reason in found.values():
+                out[reason] = out.get(reason, 0) + 1
+        return out
+
+
+def match_declared(files: Sequence[DeclaredFile], queries: Sequence[Query], paper_forms: Mapping[str, str],
+                   resolve: Callable[[str, list[str]], Mapping[str, str]], book: EmailBook | None) -> Matched:
+    """The files' pairs as (query id, author node id): a paper by its query id or the form it was given in
+    (`paper_forms`: node id -> given), else resolved; a reviewer by its email (`book`) or its id (`resolve(kind,
+    given) -> {given: node id}`). Nothing is dropped silently: what names nothing known is listed."""
+    out = Matched()
+    pairs = [(p, False) for f in files for p in f.conflicts] + [(p, True) for f in files for p in f.forced]
+    if not pairs:
+        return out
+    by_given = {q.id: q.id for q in queries}
+    by_given.update({given: node for node, given in paper_forms.items() if node in by_given})
+    rest = sorted({p.paper for p, _ in pairs if p.paper not in by_given})
+    if rest:
+        by_given.update({g: n for g, n in resolve("paper", rest).items() if n in {q.id for q in queries}})
+    ids = sorted({p.reviewer for p, _ in pairs if "@" not in p.reviewer})
+    nodes = dict(resolve("author", ids)) if ids else {}
+    for p, forced in pairs:
+        # Emails are personal data: an example names the file's line instead.
+        who = f"(the email of line {p.line})" if "@" in p.reviewer else output_id(p.reviewer)
+        example = f"{output_id(p.paper)} {who}"
+        node = (book.node_of(p.reviewer) if book is not None else None) if "@" in p.reviewer else nodes.get(p.reviewer)
+        if node is None:
+            out.unknown_reviewer.append(example)
+        elif p.paper not in by_given:
+            out.unknown_paper.append(example)
+        elif forced:
+            out.forced.append((by_given[p.paper], node))
+        else:
+            out.by_query.setdefault(by_given[p.paper], {}).setdefault(node, p.reason)
+    return out
+
+
+@dataclass
+class DeclaredChecker(ConflictChecker):
+    """recommend's conflict rule with the declared pairs added: the graph's conflicts (none when `enabled` is
+    False, --no-coi) and, per submission, the pool reviewers a file declares (`declared[query id]`)."""
+
+    declared: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def pool_rows(self, pool: ReviewerPool, query: Query) -> np.ndarray:
+        rows = super().pool_rows(pool, query)
+        extra = [pool.row(a) for a in self.declared.get(query.id, {})]
+        return np.union1d(rows, np.array([r for r in extra if r >= 0], dtype=np.int64)).astype(np.int64)
+
+
+def require_known(matched: Matched, what: str) -> None:
+    """--forbid and --force are the chair's explicit pairs: one naming nothing known is an error, as before."""
+    bad = matched.unknown_reviewer + matched.unknown_paper
+    if bad:
+        raise UsageError(f"{what}: {len(bad)} pair(s) name no submission or no known reviewer: {examples(bad)}")
+
+
+__all__ = ["HOTCRP", "HOTCRP_PC_CONFLICTS", "LAYOUTS", "OPENREVIEW", "PAIRS", "DeclaredChecker", "DeclaredFile",
+           "DeclaredPair", "Matched", "match_declared", "read_declared", "require_known"]

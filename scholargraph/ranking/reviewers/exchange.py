@@ -1,0 +1,232 @@
+"""The chair's tools' formats out: suggestions and assignments as OpenReview, HotCRP and CMT read them.
+
+Pure writers over (submission, reviewer, score) pairs whose ids are already in the caller's form, plus the
+reviewers' emails the tools key people by (HotCRP and CMT): the Author nodes' `emails`, or a `--emails` file.
+Sources of each layout (docs/assignment.md, "The chair's tools"):
+- OpenReview: openreview-py `venue/matching.py` `_build_scores_from_file` and openreview-matcher `--scores` /
+  `--constraints`: CSV rows `paper_id,profile_id,value` and no header line.
+- HotCRP: its bulk-assignment help (`src/help/h_bulkassign.php`, `etc/assignmentparsers.json`): a CSV with a
+  header naming `paper` (or `pid`), `action` and `email`; actions `primary`, `secondary`, `pcreview`,
+  `conflict`, and `pref` with a `preference` column (an integer, -100 to 100 in HotCRP's preference form).
+- CMT: "Import Assignments (Reviewer)": an XML file of `<submission submissionId="..."><user email="..."/>`.
+  CMT documents no import of outside affinity (TPMS) scores: their table is written in CMT's tab-delimited
+  template style (a `#` header line), for the chair's records or CMT support, not for an upload page."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from xml.sax.saxutils import quoteattr
+
+from scholargraph.graph.ids import IdResolver, output_id
+from scholargraph.user_files import bad_line, table_lines
+
+TOOL_FORMATS: Mapping[str, str] = {
+    "openreview": "openreview: the matcher's CSV `submission,profile,score`, no header (affinity scores; for assign "
+                  "the assigned pairs, the edges to post as proposed assignments)",
+    "hotcrp": "hotcrp: HotCRP bulk-assignment CSV (recommend: `paper,action,email,preference` rows of action "
+              "pref; assign: `paper,action,email` rows of action primary)",
+    "cmt": "cmt: CMT (recommend: a tab-delimited score table; assign: the Import Assignments XML)",
+}
+NEEDS_EMAIL = ("hotcrp", "cmt")  # the tools that know reviewers by their email
+HOTCRP_ASSIGN_ACTION = "primary"
+MAX_EXAMPLES = 5
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One (submission, reviewer) row to export: `paper` and `reviewer` as the output prints them (the caller's
+    given form), `node` the reviewer's node id (its email is looked up by it), `score` None when unknown."""
+
+    paper: str
+    reviewer: str
+    node: str
+    score: float | None
+
+
+@dataclass
+class Export:
+    """A tool file's text and what could not go into it: pairs whose reviewer has no known email, pairs
+    without a score (each a `paper reviewer` example string)."""
+
+    text: str
+    no_email: list[str] = field(default_factory=list)
+    no_score: list[str] = field(default_factory=list)
+
+    def warnings(self, fmt: str) -> list[str]:
+        """One line per kind of omission (count and examples); empty when every pair was written."""
+        lines = []
+        if self.no_email:
+            lines.append(f"{fmt}: {len(self.no_email):,} pair(s) left out, the reviewer has no known email (give "
+                         f"--emails FILE or ingest their profiles): {examples(self.no_email)}")
+        if self.no_score:
+            lines.append(f"{fmt}: {len(self.no_score):,} pair(s) have no score (no eligible evidence) and are not "
+                         f"written as one: {examples(self.no_score)}")
+        return lines
+
+
+def examples(items: Sequence[str], n: int = MAX_EXAMPLES) -> str:
+    more = len(items) - n
+    return "e.g. " + ", ".join(items[:n]) + (f" and {more:,} more" if more > 0 else "")
+
+
+# --- emails -----------------------------------------------------------------------------------------------
+
+
+def read_email_file(path: str, what: str = "--emails") -> list[tuple[str, str]]:
+    """(reviewer id as given, email) rows of a `reviewer_id,email` table (comma, tab or space separated; the
+    cell holding an '@' is the email, so either order works; a header line without one is skipped)."""
+    rows: list[tuple[str, str]] = []
+    for k, (n, parts) in enumerate(table_lines(path, what)):
+        cells = [p for p in parts if p]
+        mails = [c for c in cells if "@" in c]
+        ids = [c for c in cells if "@" not in c]
+        if not mails and k == 0:
+            continue  # a header line
+        if len(mails) != 1 or not ids:
+            raise bad_line(what, path, n, f"expected `reviewer_id,email`, got {','.join(cells)[:60]!r}")
+        rows.append((ids[0], mails[0].lower()))
+    if not rows:
+        raise bad_line(what, path, None, "holds no `reviewer_id,email` rows")
+    return rows
+
+
+@dataclass
+class EmailBook:
+    """Reviewers' emails both ways: `email[node id]` (the one an export writes: the --emails file's, else the
+    node's first) and `nodes[email]` (the author nodes an email names, for declared-conflict files)."""
+
+    email: dict[str, str] = field(default_factory=dict)
+    nodes: dict[str, set[str]] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)  # --emails ids the graph does not have
+
+    def add(self, node: str, address: str, preferred: bool = False) -> None:
+        address = address.strip().lower()
+        if not address or any(c.isspace() for c in address):
+            return  # never emit an address a tool would split
+        self.nodes.setdefault(address, set()).add(node)
+        if preferred or node not in self.email:
+            self.email[node] = address
+
+    def node_of(self, address: str) -> str | None:
+        """The one author node an email names (None when none does, or more than one)."""
+        found = self.nodes.get(address.strip().lower(), set())
+        return next(iter(found)) if len(found) == 1 else None
+
+    @classmethod
+    def build(cls, stored: Iterable[tuple[str, object]], listed: Sequence[tuple[str, str]] = (),
+              resolve: Callable[[list[str]], Mapping[str, str]] | None = None) -> EmailBook:
+        """From the Author nodes' (id, emails) and the --emails rows (ids resolved by `resolve`: given -> node);
+        a listed email wins over a stored one for what an export writes."""
+        book = cls()
+        for node, emails in stored:
+            for address in (emails if isinstance(emails, (list, tuple)) else [emails] if emails else []):
+                if isinstance(address, str):
+                    book.add(node, address)
+        if listed:
+            nodes = dict(resolve([g for g, _ in listed])) if resolve is not None else {}
+            for given, address in listed:
+                if given in nodes:
+                    book.add(nodes[given], address, preferred=True)
+                else:
+                    book.unknown.append(given)
+        return book
+
+    @classmethod
+    def from_store(cls, store, listed: Sequence[tuple[str, str]] = (),
+                   resolve: Callable[[list[str]], Mapping[str, str]] | None = None) -> EmailBook:
+        """The Author nodes' `emails` (absent on a graph without profiles: then only --emails counts; no store,
+        None, reads none) and the --emails rows, their ids resolved by `resolve` (default: against the store,
+        qualified or bare)."""
+        stored: Iterable[tuple[str, object]] = ()
+        if store is not None:
+            ids, props = store.read_nodes("Author", ["emails"])
+            stored = zip(ids, props["emails"])
+            if resolve is None:
+                resolver = IdResolver(lookup=store.lookup_ids)
+                resolve = lambda given: resolver.resolve("author", given).ids  # noqa: E731
+        return cls.build(stored, listed, resolve)
+
+    def warning(self) -> str | None:
+        if not self.unknown:
+            return None
+        return (f"warning: --emails: {len(self.unknown):,} reviewer id(s) are not in the graph and left out: "
+                f"{examples(self.unknown)}")
+
+
+# --- the writers ------------------------------------------------------------------------------------------
+
+
+def _csv(rows: Iterable[Sequence]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue().removesuffix("\n")
+
+
+def _score(value: float) -> str:
+    return f"{value:.6f}"
+
+
+def hotcrp_preference(score: float) -> int:
+    """A score as a HotCRP review preference: x100, rounded, kept within -100..100."""
+    return max(-100, min(100, round(score * 100)))
+
+
+def export(fmt: str, what: str, pairs: Sequence[Pair], emails: Mapping[str, str] | None = None) -> Export:
+    """`pairs` as tool `fmt` (TOOL_FORMATS) reads them; `what`: "scores" (recommend: one row per suggestion)
+    or "assignment" (assign: one row per assigned pair). Nothing is written with a blank or made-up cell: a
+    pair without an email (HotCRP, CMT) or, for scores, without a score is left out and listed."""
+    if fmt not in TOOL_FORMATS or what not in ("scores", "assignment"):
+        raise ValueError(f"no {what} export to {fmt!r}")
+    emails = emails or {}
+    result = Export("")
+    keep: list[tuple[Pair, str]] = []
+    for p in pairs:
+        example = f"{output_id(p.paper)} {output_id(p.reviewer)}"
+        if p.score is None and what == "scores":
+            result.no_score.append(example)
+            continue
+        address = emails.get(p.node, "")
+        if fmt in NEEDS_EMAIL and not address:
+            result.no_email.append(example)
+            continue
+        if p.score is None:
+            result.no_score.append(example)  # an assigned pair stays, its score cell empty
+        keep.append((p, address))
+    # The score exports: only scored pairs were kept above.
+    scored = [(p, a, p.score) for p, a in keep if p.score is not None]
+    if fmt == "openreview":
+        result.text = _csv([output_id(p.paper), output_id(p.reviewer), "" if p.score is None else _score(p.score)]
+                           for p, _ in keep)
+    elif fmt == "hotcrp" and what == "scores":
+        result.text = _csv([["paper", "action", "email", "preference"],
+                            *([output_id(p.paper), "pref", a, hotcrp_preference(v)] for p, a, v in scored)])
+    elif fmt == "hotcrp":
+        result.text = _csv([["paper", "action", "email"],
+                            *([output_id(p.paper), HOTCRP_ASSIGN_ACTION, a] for p, a in keep)])
+    elif what == "scores":
+        result.text = "\n".join(["# Paper ID\tEmail\tScore",
+                                 *(f"{output_id(p.paper)}\t{a}\t{_score(v)}" for p, a, v in scored)])
+    else:
+        result.text = cmt_assignments(keep)
+    return result
+
+
+def cmt_assignments(pairs: Sequence[tuple[Pair, str]]) -> str:
+    """CMT's Import Assignments XML: one <submission> per paper (in first-seen order), a <user> per reviewer."""
+    by_paper: dict[str, list[str]] = {}
+    for p, address in pairs:
+        by_paper.setdefault(output_id(p.paper), []).append(address)
+    lines = ['<?xml version="1.0" encoding="utf-8"?>', "<assignments>"]
+    for paper, addresses in by_paper.items():
+        lines.append(f"  <submission submissionId={quoteattr(paper)}>")
+        lines += [f"    <user email={quoteattr(a)} />" for a in addresses]
+        lines.append("  </submission>")
+    lines.append("</assignments>")
+    return "\n".join(lines)
+
+
+__all__ = ["NEEDS_EMAIL", "TOOL_FORMATS", "EmailBook", "Export", "Pair", "cmt_assignments", "export",
+           "hotcrp_preference", "read_email_file"]
