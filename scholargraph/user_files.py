@@ -130,7 +130,8 @@ def _is_id(v: object) -> bool:
 
 def _is_author(v: object) -> bool:
     return isinstance(v, str) or (isinstance(v, dict) and isinstance(v.get("name", ""), str)
-                                  and _optional(_is_id)(v.get("id")))
+                                  and _optional(_is_id)(v.get("id")) and _optional(_is_str)(v.get("email"))
+                                  and _optional(_is_str)(v.get("affiliation")))
 
 
 def _list_of(item: Check) -> Check:
@@ -144,11 +145,27 @@ QUERY_FIELDS: Mapping[str, tuple[Check, str]] = {
     "title": (_optional(_is_str), "a string"),
     "abstract": (_optional(_is_str), "a string"),
     "year": (_optional(_is_int), "an integer year"),
-    "authors": (_optional(_list_of(_is_author)), "a list of names or {\"name\", \"id\"} objects"),
+    "authors": (_optional(_list_of(_is_author)), "a list of names or {name, id?, email?, affiliation?} objects"),
     "author_ids": (_optional(_list_of(_is_id)), "a list of ids"),
     "references": (_optional(_list_of(_is_id)), "a list of paper ids"),
     "k": (_optional(lambda v: _is_int(v) and v >= 1), "a positive integer"),
 }
+
+
+def parse_json(text: str, what: str, path: str | Path, line: int | None = None) -> object:
+    """The JSON value of `text` (a line, or a whole file when `line` is None); not JSON is a UsageError naming
+    the file, the line and where in it."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"column {exc.colno}" if line is not None else f"line {exc.lineno} column {exc.colno}"
+        raise bad_line(what, path, line, f"not JSON ({exc.msg} at {where})") from None
+    except RecursionError:
+        raise bad_line(what, path, line, "JSON nested too deeply") from None
+    except ValueError as exc:
+        if not _too_many_digits(exc):
+            raise
+        raise bad_line(what, path, line, "not JSON (a number with too many digits)") from None
 
 
 def read_jsonl(path: str | Path, what: str, fields: Mapping[str, tuple[Check, str]] = QUERY_FIELDS,
@@ -159,16 +176,7 @@ def read_jsonl(path: str | Path, what: str, fields: Mapping[str, tuple[Check, st
     for n, line in text_lines(path, what):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise bad_line(what, path, n, f"not JSON ({exc.msg} at column {exc.colno})") from None
-        except RecursionError:
-            raise bad_line(what, path, n, "JSON nested too deeply") from None
-        except ValueError as exc:
-            if not _too_many_digits(exc):
-                raise
-            raise bad_line(what, path, n, "not JSON (a number with too many digits)") from None
+        record = parse_json(line, what, path, n)
         if not isinstance(record, dict):
             raise bad_line(what, path, n, f"expected a JSON object {{...}}, got {type(record).__name__}")
         for name in required:

@@ -15,10 +15,11 @@ from scholargraph.ingest.normalize import FORMATS
 from scholargraph.server.connect import open_store
 
 HOTCRP_PC = "hotcrp-pc"  # not a dump of papers: a PC list matched to the graph's authors
+HOTCRP_PAPERS = "hotcrp-papers"  # submissions, not graph papers: written as a --queries file
 
 
 @click.command("ingest")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice((*FORMATS, HOTCRP_PC)))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice((*FORMATS, HOTCRP_PC, HOTCRP_PAPERS)))
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True)
 @click.option("--quarantine", "quarantine_file", type=click.Path(dir_okay=False), default=None,
               help="JSONL file for rejected records (default: $SCHOLARGRAPH_HOME/quarantine/ingest-FORMAT.jsonl).")
@@ -43,15 +44,20 @@ HOTCRP_PC = "hotcrp-pc"  # not a dump of papers: a PC list matched to the graph'
                    "about 3x the input's size while it runs.")
 @click.option("--keep-import-files", is_flag=True, help="With --bulk: keep the CSV files the importer read.")
 @click.option("--submissions-out", type=click.Path(dir_okay=False), default=None,
-              help="openreview: where the dataset's submissions go, as a --queries JSONL for reviewers "
-                   "recommend|assign (default: $SCHOLARGRAPH_HOME/openreview/submissions.jsonl).")
+              help="openreview, hotcrp-papers: where the submissions go, as a --queries JSONL for reviewers "
+                   "recommend|assign (default: $SCHOLARGRAPH_HOME/FORMAT/submissions.jsonl, FORMAT openreview "
+                   "or hotcrp).")
+@click.option("--conflicts-out", type=click.Path(dir_okay=False), default=None,
+              help="hotcrp-papers: where the papers' declared PC conflicts go, as a HotCRP assignment CSV "
+                   "(paper,action,email,conflicttype) for reviewers recommend|assign --conflicts (default: "
+                   "$SCHOLARGRAPH_HOME/hotcrp/conflicts.csv).")
 @click.option("--pool-out", type=click.Path(dir_okay=False), default=None,
               help="hotcrp-pc: write the graph ids of the PC members matched, one per line (a --pool file).")
 @click.pass_obj
 def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str | None, max_bad_ratio: float,
                    restart: bool, batch_size: int, writers: int, parse_workers: int | None, bulk: bool,
                    import_dir: str | None, keep_import_files: bool, submissions_out: str | None,
-                   pool_out: str | None) -> None:
+                   conflicts_out: str | None, pool_out: str | None) -> None:
     """Load bibliographic dumps into the graph: files, directories, globs, .gz, or - for stdin.
 
     FORMAT is aminer (DBLP-citation v10/v11+), openalex (works snapshot), s2 (Graph API,
@@ -62,12 +68,19 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
 
     hotcrp-pc FILE reads HotCRP's PC info CSV: members are matched to the graph's authors (by
     email, else by name), their emails and affiliations stored, and --pool-out lists them.
+
+    hotcrp-papers FILE reads HotCRP's paper JSON (Search > Download > JSON): the papers become a
+    --queries file (authors with their emails and affiliations, for conflicts), withdrawn ones
+    are skipped, and their pc_conflicts a --conflicts file. The graph is not touched.
     """
     settings = obj.settings
     if fmt == HOTCRP_PC:
         _ingest_pc_list(obj, paths, pool_out)
         return
     quarantine = Path(quarantine_file) if quarantine_file else settings.home / "quarantine" / f"ingest-{fmt}.jsonl"
+    if fmt == HOTCRP_PAPERS:
+        _ingest_hotcrp_papers(obj, paths, quarantine, max_bad_ratio, submissions_out, conflicts_out)
+        return
     t0 = time.perf_counter()
     if parse_workers is None:
         parse_workers = default_parse_workers() if bulk else 0
@@ -147,6 +160,47 @@ def _ingest_pc_list(obj, paths: tuple[str, ...], pool_out: str | None) -> None:
     if pool_out:
         write_pool(match, Path(pool_out))
         click.echo(f"  pool: {len(match.matched)} ids written to {pool_out} (reviewers recommend|assign --pool)")
+
+
+def _ingest_hotcrp_papers(obj, paths: tuple[str, ...], quarantine: Path, max_bad_ratio: float,
+                          submissions_out: str | None, conflicts_out: str | None) -> None:
+    """`ingest hotcrp-papers FILE`: a bad file exits 2 (UsageError), bad papers are quarantined and counted."""
+    from scholargraph.errors import UsageError
+    from scholargraph.ingest.hotcrp import PAPERS, read_papers, write_conflicts
+    from scholargraph.ingest.loader import Quarantine
+    from scholargraph.ingest.openreview import write_queries
+
+    if len(paths) != 1:
+        raise UsageError("ingest hotcrp-papers takes one file: HotCRP's paper JSON")
+    found = read_papers(paths[0], PAPERS)
+    click.echo(f"ingest hotcrp-papers: {paths[0]}")
+    for line in found.lines():
+        click.echo("  " + line)
+    if found.rejected:
+        sink = Quarantine(quarantine, PAPERS)
+        sink.write(found.rejected)
+        sink.close()
+        click.echo(f"  quarantine: {quarantine}")
+    home = obj.settings.home / "hotcrp"
+    if found.records:
+        target = Path(submissions_out) if submissions_out else home / "submissions.jsonl"
+        write_queries(found.records, target)
+        click.echo(f"  submissions: {len(found.records)} written to {target} (reviewers recommend|assign --queries)")
+    else:
+        click.echo("  submissions: none to write (every paper withdrawn or quarantined)")
+    if found.conflicts:
+        target = Path(conflicts_out) if conflicts_out else home / "conflicts.csv"
+        write_conflicts(found.conflicts, target)
+        click.echo(f"  pc_conflicts: {len(found.conflicts)} declared conflicts written to {target} "
+                   "(reviewers recommend|assign --conflicts)")
+    else:
+        click.echo("  pc_conflicts: none declared")
+    total = len(found.records) + len(found.rejected)
+    ratio = len(found.rejected) / total if total else 0.0
+    if ratio > max_bad_ratio:
+        click.echo(f"scholargraph: {ratio:.2%} of papers quarantined, above --max-bad-ratio {max_bad_ratio:.2%}; "
+                   f"see {quarantine}", err=True)
+        sys.exit(3)
 
 
 def _echo_migration(counts: dict[str, int]) -> None:

@@ -33,7 +33,8 @@ class ChairFile:
     files: list[str] = field(default_factory=list)
 
 
-def _rejected(source: str, line: int, reason: str, excerpt: str, fmt: str) -> dict:
+def rejected_entry(source: str, line: int, reason: str, excerpt: str, fmt: str) -> dict:
+    """A quarantine entry for a bad record of a chair's file."""
     return {"file": source, "line": line, "reason": reason, "format": fmt, "excerpt": excerpt[:500]}
 
 
@@ -42,7 +43,7 @@ def _notes(path: str, fmt: str, out: ChairFile) -> Iterator[tuple[str, int, dict
     out.files.append(path)
     for raw in iter_json_records(path):
         if raw.data is None:
-            out.rejected.append(_rejected(raw.source, raw.line, raw.error or "malformed JSON", raw.excerpt, fmt))
+            out.rejected.append(rejected_entry(raw.source, raw.line, raw.error or "malformed JSON", raw.excerpt, fmt))
             continue
         if "id" not in raw.data and "content" not in raw.data and all(isinstance(v, dict) for v in raw.data.values()):
             for key, note in raw.data.items():  # {id: note}: the key is the id when the note has none
@@ -60,9 +61,10 @@ def _side_files(directory: str, names: Sequence[str], folder: str | None = None)
 
 
 def submission_record(note: Mapping) -> dict:
-    """An OpenReview submission note as a `--queries` record: {id, title, abstract, year?, authors,
-    author_ids}. The id stays OpenReview's own (the matcher's and the affinity CSV's); author ids are the
-    graph's (openreview_author_id: a profile id qualified, an email left out)."""
+    """An OpenReview submission note as a `--queries` record: {id, title, abstract, year?, authors (a name,
+    or {name, email} for an author listed by email), author_ids}. The id stays OpenReview's own (the
+    matcher's and the affinity CSV's); author ids are the graph's (openreview_author_id: a profile id
+    qualified, an email left out)."""
     content = note.get("content") if isinstance(note.get("content"), dict) else {}
     record: dict = {"id": fold_id(str(note["id"]))}
     for name in ("title", "abstract"):
@@ -74,7 +76,13 @@ def submission_record(note: Mapping) -> dict:
     names = content_value(content, "authors")
     ids = content_value(content, "authorids")
     record["authors"] = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
-    graph_ids = [openreview_author_id(i) for i in ids] if isinstance(ids, list) else []
+    ids = ids if isinstance(ids, list) else []
+    if len(ids) == len(record["authors"]):
+        # An author without a profile is listed by email: kept beside the name for the email-domain conflicts
+        # (coi.py), never an id.
+        record["authors"] = [{"name": n, "email": i.strip().lower()} if isinstance(i, str) and "@" in i else n
+                             for n, i in zip(record["authors"], ids)]
+    graph_ids = [openreview_author_id(i) for i in ids]
     record["author_ids"] = [i for i in graph_ids if i]
     return record
 
@@ -85,12 +93,12 @@ def read_submissions(directory: str) -> ChairFile:
     for path in _side_files(directory, SUBMISSION_FILES, SUBMISSION_DIR):
         for source, line, note in _notes(path, "openreview-submissions", out):
             if not isinstance(note.get("id"), (str, int)) or isinstance(note.get("id"), bool):
-                out.rejected.append(_rejected(source, line, "missing id", json.dumps(note)[:500],
+                out.rejected.append(rejected_entry(source, line, "missing id", json.dumps(note)[:500],
                                               "openreview-submissions"))
                 continue
             record = submission_record(note)
             if not paper_text(record["title"], record["abstract"]):
-                out.rejected.append(_rejected(source, line, "missing title: no title and no abstract",
+                out.rejected.append(rejected_entry(source, line, "missing title: no title and no abstract",
                                               json.dumps(note)[:500], "openreview-submissions"))
                 continue
             out.records.append(record)
@@ -143,7 +151,7 @@ def read_profiles(directory: str) -> tuple[list[Profile], ChairFile]:
         for source, line, note in _notes(path, "openreview-profiles", out):
             profile = profile_of(note)
             if profile is None:
-                out.rejected.append(_rejected(source, line, "missing id: not a profile id",
+                out.rejected.append(rejected_entry(source, line, "missing id: not a profile id",
                                               json.dumps(note)[:500], "openreview-profiles"))
             else:
                 profiles.append(profile)

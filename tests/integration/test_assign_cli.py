@@ -25,17 +25,23 @@ def graph(neo4j_settings, tmp_path_factory):
     with open_test_store(neo4j_settings) as store:
         store.apply_schema()
         store.reset()
-        cli(env, "synth", "--papers", "300", "--seed", "5", "--out", str(work / "synth"))
-        corpus = work / "synth" / "corpus.aminer.jsonl"
-        cli(env, "ingest", "aminer", str(corpus))
-        cli(env, "features", "--topics", "4")
-        cli(env, "reviewers", "train", "--training-queries", "20", "--steps", "20")
+        corpus = trained_synth_graph(env, work, 300)
         records = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
         records.sort(key=lambda r: (r.get("year") or 0, r["id"]))
         newest = records[-12:]
         authors = {r["id"]: {a["name"] if isinstance(a, dict) else a for a in r.get("authors") or ()} for r in newest}
         yield env, work, [r["id"] for r in newest], authors
         store.reset()
+
+
+def trained_synth_graph(env, work, papers: int):
+    """A synthetic graph of `papers` ingested, its features computed and a small model trained: the corpus."""
+    cli(env, "synth", "--papers", str(papers), "--seed", "5", "--out", str(work / "synth"))
+    corpus = work / "synth" / "corpus.aminer.jsonl"
+    cli(env, "ingest", "aminer", str(corpus))
+    cli(env, "features", "--topics", "4")
+    cli(env, "reviewers", "train", "--training-queries", "20", "--steps", "20")
+    return corpus
 
 
 def assign(env, papers, *args, check=True):

@@ -79,6 +79,8 @@ def query_rows(queries: Sequence[Query]) -> pd.DataFrame:
                                         "submission_year": _optional_int(q.submission_year),
                                         "paper_index": _optional_int(q.paper_index),
                                         "author_names": list(q.author_names), "author_ids": list(q.author_ids),
+                                        "author_emails": list(q.author_emails),
+                                        "author_affiliations": list(q.author_affiliations),
                                         "title": q.title}))
         cols["lexical_dim"].append(-1 if lex is None else int(lex.shape[1]))
         for name, value in (("text_vector", q.text_vector), ("topic_vector", q.topic_vector),
@@ -104,6 +106,8 @@ def row_query(row) -> Query:
                  references=references if references is not None else np.zeros(0, dtype=np.int64),
                  year=meta["year"], submission_year=meta.get("submission_year"),
                  author_names=tuple(meta["author_names"]), author_ids=tuple(meta["author_ids"]),
+                 author_emails=tuple(meta.get("author_emails", ())),
+                 author_affiliations=tuple(meta.get("author_affiliations", ())),
                  paper_index=meta["paper_index"], citation_vector=_unpack(row["citation_vector"]), title=meta["title"],
                  lexical_vector=lexical)
 

@@ -102,7 +102,9 @@ class ConflictChecker:
     With `details` (AuthorDetails), also everyone at an institution of one of the authors in the
     `institution_years` years up to the submission year (None: ever; an affiliation without years counts),
     matched by folded name, and everyone with an email at one of the authors' organisation domains (public
-    mail providers do not count). `explain` says why for each conflict."""
+    mail providers do not count); the submission's own author emails and affiliations (Query.author_emails,
+    author_affiliations) count the same way, so new authors the graph does not know meet their colleagues.
+    `explain` says why for each conflict."""
 
     snapshot: GraphSnapshot
     coauthor_years: int | None = 5
@@ -162,18 +164,28 @@ class ConflictChecker:
             return {}
         own = self.authors(query)
         out = {self.snapshot.author_ids[a]: AUTHOR for a in own}
-        if len(own) == 0:
-            return out
-        year = next((y for y in (query.year, query.submission_year) if y is not None), self.snapshot.max_year + 1)
-        if self.coauthor_years != 0:
+        if len(own) and self.coauthor_years != 0:
             self._coauthors(query, own, out)
         if self.details is not None:
-            self._colleagues([self.snapshot.author_ids[a] for a in own], year, out)
+            # The submission's own emails and affiliations count even when none of its authors is in the graph.
+            year = next((y for y in (query.year, query.submission_year) if y is not None), None)
+            self._colleagues(query, [self.snapshot.author_ids[a] for a in own], year, out)
         return out
 
-    def _colleagues(self, own_ids: list[str], year: int, out: dict[str, str]) -> None:
-        """Institution and email-domain conflicts of the submission's authors (`own_ids`) as of `year`."""
+    def _latest_year(self) -> int:
+        """The window's end for a submission without a year: the data's latest, affiliations included (a PC
+        list's affiliations start at the year it was imported, often after the latest paper)."""
         assert self.details is not None
+        years = [y for entries in self.details.institutions.values() for _, _, first, last in entries
+                 for y in (first, last) if y is not None]
+        return max([self.snapshot.max_year + 1, *years])
+
+    def _colleagues(self, query: Query, own_ids: list[str], year: int | None, out: dict[str, str]) -> None:
+        """Institution and email-domain conflicts of the submission's authors (`own_ids`, and the emails and
+        affiliations the submission gives) as of `year` (the data's latest when None)."""
+        assert self.details is not None
+        if year is None:
+            year = self._latest_year()
         if self._by_institution is None:
             self._by_institution, self._by_domain = {}, {}
             for aid, entries in self.details.institutions.items():
@@ -188,16 +200,19 @@ class ConflictChecker:
         def in_window(first: int | None, last: int | None) -> bool:
             return (first is None or first <= year) and (last is None or start is None or last >= start)
 
-        for aid in own_ids:
-            for key, name, first, last in self.details.institutions.get(aid, ()):
-                if in_window(first, last):
-                    for other, o_first, o_last in self._by_institution.get(key, ()):
-                        if in_window(o_first, o_last):
-                            out.setdefault(other, f"{INSTITUTION} {name}")
-        for aid in own_ids:
-            for domain in sorted(self.details.domains.get(aid, ())):
-                for other in self._by_domain.get(domain, ()):
-                    out.setdefault(other, f"{EMAIL_DOMAIN} {domain}")
+        # The submission's own affiliations are as of its year: always inside the window.
+        institutions = [entry for aid in own_ids for entry in self.details.institutions.get(aid, ())
+                        if in_window(entry[2], entry[3])]
+        institutions += [(fold_name(name), name, None, None) for name in query.author_affiliations if fold_name(name)]
+        for key, name, _, _ in institutions:
+            for other, o_first, o_last in self._by_institution.get(key, ()):
+                if in_window(o_first, o_last):
+                    out.setdefault(other, f"{INSTITUTION} {name}")
+        own_domains = [d for aid in own_ids for d in sorted(self.details.domains.get(aid, ()))]
+        own_domains += sorted({d for d in (mail_domain(e) for e in query.author_emails) if d})
+        for domain in own_domains:
+            for other in self._by_domain.get(domain, ()):
+                out.setdefault(other, f"{EMAIL_DOMAIN} {domain}")
 
     def _coauthors(self, query: Query, own: np.ndarray, out: dict[str, str]) -> None:
         papers = np.unique(self._csr[own].indices)

@@ -16,7 +16,7 @@ from scholargraph.graph.records import paper_text
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.graph.vectors import citation_vector_for_references
 from scholargraph.ranking.reviewers.coi import ConflictChecker
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool
+from scholargraph.ranking.reviewers.query import Query, ReviewerPool, submission_authors
 from scholargraph.user_files import read_jsonl
 
 CITATION_PARTS = ("vector", "direct", "coupling", "cocitation")
@@ -439,7 +439,8 @@ class EvidenceIndex:
     def query_from_submission(self, record: Mapping, *, text_vector: np.ndarray | None = None,
                               topic_vector: np.ndarray | None = None,
                               lexical_vector: sp.csr_matrix | None = None) -> Query:
-        """A submission `{id, title, abstract, year, authors: [names], author_ids?, references: [graph ids]}`.
+        """A submission `{id, title, abstract, year, authors: [names or {name, id?, email?, affiliation?}],
+        author_ids?, references: [graph ids]}`.
         References unknown to the snapshot are dropped (they cannot link to anyone's papers)."""
         if "id" not in record:
             raise UsageError("a submission needs an id")
@@ -457,16 +458,12 @@ class EvidenceIndex:
         refs = np.array(sorted({index[resolved[r]] for r in given if resolved.get(r) in index}), dtype=np.int64)
         own = index.get(record["id"])
         year = record.get("year")
-        authors = record.get("authors") or ()
-        names = tuple(a if isinstance(a, str) else a.get("name", "") for a in authors)
-        ids = tuple(record.get("author_ids") or (a.get("id") for a in authors if isinstance(a, Mapping)
-                                                 and a.get("id")))
         has_text = float(np.linalg.norm(text_vector)) > 0
         return Query(id=str(record["id"]), text_vector=text_vector if has_text else None,
                      topic_vector=topic_vector if has_text and float(topic_vector.sum()) > 0 else None,
-                     references=refs, year=int(year) if year is not None else None, author_names=names,
-                     submission_year=int(year) if year is not None else None,
-                     author_ids=ids, paper_index=own, citation_vector=self.reference_vector(refs),
+                     references=refs, year=int(year) if year is not None else None,
+                     submission_year=int(year) if year is not None else None, **submission_authors(record),
+                     paper_index=own, citation_vector=self.reference_vector(refs),
                      title=record.get("title") or "",
                      lexical_vector=lexical_vector if lexical_vector is not None and lexical_vector.nnz else None)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,6 +39,11 @@ class Query:
     # The year the submission carries, kept when the evidence is not cut: the co-author conflict window
     # ends there (coi.py), as a chair's conference tool counts it.
     submission_year: int | None = None
+    # What the submission itself says of its authors (HotCRP's paper JSON, a --queries file): lower-cased
+    # emails and affiliation names, for the institution and email-domain conflicts of authors the graph
+    # does not know (coi.py). Emails are personal data: never printed.
+    author_emails: tuple[str, ...] = ()
+    author_affiliations: tuple[str, ...] = ()
 
     @property
     def has_text(self) -> bool:
@@ -50,6 +56,31 @@ class Query:
     @property
     def has_refs(self) -> bool:
         return len(self.references) > 0
+
+
+class SubmissionAuthors(TypedDict):
+    """The Query fields a submission's authors give."""
+
+    author_names: tuple[str, ...]
+    author_ids: tuple[str, ...]
+    author_emails: tuple[str, ...]
+    author_affiliations: tuple[str, ...]
+
+
+def submission_authors(record: Mapping) -> SubmissionAuthors:
+    """The authors of a --queries record as Query fields: `authors` are names or {name, id?, email?,
+    affiliation?} objects, `author_ids` (when given) override the objects' ids."""
+    authors = [a for a in record.get("authors") or () if isinstance(a, (str, Mapping))]
+    objects = [a for a in authors if isinstance(a, Mapping)]
+
+    def texts(key: str) -> tuple[str, ...]:
+        values = (a.get(key) for a in objects)
+        return tuple(dict.fromkeys(v.strip() for v in values if isinstance(v, str) and v.strip()))
+
+    return {"author_names": tuple(a if isinstance(a, str) else str(a.get("name") or "") for a in authors),
+            "author_ids": tuple(record.get("author_ids") or texts("id")),
+            "author_emails": tuple(e.lower() for e in texts("email") if "@" in e),
+            "author_affiliations": texts("affiliation")}
 
 
 SUBMISSION_YEAR = "submission"  # evidence_as_of: each submission as of its own year

@@ -35,6 +35,7 @@ from scholargraph.ranking.reviewers.query import (
     evidence_as_of,
     no_evidence_warning,
     read_candidates,
+    submission_authors,
 )
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.registry import ModelRegistry
@@ -470,12 +471,8 @@ def list_conflicts(store, *, paper_ids=(), records: Sequence[Mapping] = (), pool
             queries.append(Query(id=pid, text_vector=None, topic_vector=None, references=none, year=year,
                                  paper_index=i))
     for r in records:
-        authors = r.get("authors") or ()
-        ids = tuple(r.get("author_ids") or (a.get("id") for a in authors if isinstance(a, Mapping) and a.get("id")))
         queries.append(Query(id=str(r["id"]), text_vector=None, topic_vector=None, references=none,
-                             year=int(r["year"]) if r.get("year") is not None else None,
-                             author_names=tuple(a if isinstance(a, str) else a.get("name", "") for a in authors),
-                             author_ids=ids))
+                             year=int(r["year"]) if r.get("year") is not None else None, **submission_authors(r)))
     checker = ConflictChecker(snapshot, coauthor_years=coi_years, details=read_author_details(store),
                               institution_years=institution_years)
     if pool_ids is not None:

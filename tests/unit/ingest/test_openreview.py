@@ -137,3 +137,12 @@ def test_round_trip_on_the_gold_standard(gold, tmp_path):
                 "authored": [e for e in expected["authored"] if e[1] in papers]}
     assert graph_of(after) == expected
     assert [r["id"] for r in read_submissions(str(tmp_path / "or")).records] == [q["id"] for q in queries]
+
+
+def test_a_submission_author_listed_by_email_keeps_it_for_conflicts():
+    from scholargraph.ingest.openreview import submission_record
+
+    record = submission_record({"id": "s", "content": {"title": "T", "authors": ["Cy Doe", "Di Ng"],
+                                                       "authorids": ["~Cy_Doe1", "Di@Uni.edu"]}})
+    assert record["authors"] == ["Cy Doe", {"name": "Di Ng", "email": "di@uni.edu"}]
+    assert record["author_ids"] == ["openreview:~Cy_Doe1"]

@@ -82,3 +82,63 @@ def test_the_assignment_never_gets_a_conflicted_pair(world, model):
     assigned = {(table.papers[table.edge_paper[e]], table.reviewers[table.edge_reviewer[e]])
                 for e in np.flatnonzero(chosen)}
     assert len(assigned) == 4 and not assigned & conflicted
+
+
+def new_submission(world, qid="q1", year=2021):
+    """A submission by authors the graph does not know, with their own emails and affiliations (HotCRP's)."""
+    q = submission(world, authors=("New Comer",), year=year, qid=qid)
+    record = {"id": qid, "title": "t", "abstract": "a", "year": year, "references": ["x0", "x1", "r1"],
+              "authors": [{"name": "New Comer", "email": "new@robots.cmu.edu",
+                           "affiliation": "Carnegie-Mellon University"},
+                          {"name": "Second Person", "email": "second@gmail.com"}]}
+    return world.query_from_submission(record, text_vector=q.text_vector, topic_vector=q.topic_vector)
+
+
+def test_a_new_submissions_own_emails_and_affiliations_are_conflicts(world):
+    q = new_submission(world)
+    assert q.author_emails == ("new@robots.cmu.edu", "second@gmail.com")
+    assert q.author_affiliations == ("Carnegie-Mellon University",)
+    checker = ConflictChecker(world.snapshot, details=details(), institution_years=3)
+    # E is at CMU since 2019 (the institution comes first); O only shares the domain; gmail says nothing (N).
+    assert checker.explain(q) == {"E": f"{INSTITUTION} Carnegie-Mellon University",
+                                  "X": f"{INSTITUTION} Carnegie-Mellon University", "O": f"{EMAIL_DOMAIN} cmu.edu"}
+    # Without details (no store read) or without the fields, nothing, as before.
+    assert ConflictChecker(world.snapshot).explain(q) == {}
+    bare = submission(world, authors=("New Comer",))
+    assert ConflictChecker(world.snapshot, details=details()).explain(bare) == {}
+
+
+def test_recommend_and_assign_rule_out_a_new_submissions_colleagues(world, model):
+    from scholargraph.ranking.reviewers.batch import query_rows, row_query
+
+    pool = ReviewerPool.from_snapshot(world.snapshot, author_ids=POOL)
+    q = new_submission(world)
+    # The fields travel with a query to the partition workers.
+    again = row_query(query_rows([q]).iloc[0])
+    assert again.author_emails == q.author_emails and again.author_affiliations == q.author_affiliations
+    world.use_author_details(details(), institution_years=3)
+    try:
+        suggested = {s.reviewer_id for s in model.recommend(world, q, pool, k=len(POOL))}
+    finally:
+        world.use_author_details(None)
+    assert suggested and not suggested & {"E", "X", "O"}
+    queries = [q, submission(world, qid="q2")]
+    table = affinity_table(model, world, queries, pool, per_paper=10, details=details(), institution_years=3)
+    pairs = {(table.papers[p], table.reviewers[r]) for p, r in zip(table.edge_paper, table.edge_reviewer)}
+    conflicted = {("q1", "E"), ("q1", "X"), ("q1", "O")}
+    assert not pairs & conflicted and {("q2", "E"), ("q2", "X"), ("q2", "O")} <= pairs
+    chosen = solver.solve(build_problem(table, demand=[2, 2], max_load=2), "flow").chosen
+    assigned = {(table.papers[table.edge_paper[e]], table.reviewers[table.edge_reviewer[e]])
+                for e in np.flatnonzero(chosen)}
+    assert len(assigned) == 4 and not assigned & conflicted
+
+
+def test_without_a_year_the_window_ends_at_the_datas_latest_year_affiliations_included(world):
+    # A PC list imported in 2030 dates its affiliations from 2030, after the graph's latest paper.
+    pc = AuthorDetails.from_nodes(["J"], {"affiliations": [["2030-|Example University"]], "emails": [None]})
+    base = submission(world)
+    q = world.query_from_submission({"id": "q", "title": "t", "authors": [{"name": "New Comer",
+                                                                           "affiliation": "Example University"}]},
+                                    text_vector=base.text_vector, topic_vector=base.topic_vector)
+    assert q.year is None
+    assert ConflictChecker(world.snapshot, details=pc).explain(q) == {"J": f"{INSTITUTION} Example University"}

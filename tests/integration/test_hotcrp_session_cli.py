@@ -1,0 +1,67 @@
+"""A HotCRP chair's session through the real CLI and Neo4j: the PC info CSV and the paper JSON downloads in
+(`ingest hotcrp-pc`, `ingest hotcrp-papers`), then `reviewers assign --format hotcrp` with the papers' declared
+conflicts: no PC member is assigned a paper whose new authors share their email domain or institution, or that
+declared them; the withdrawn paper is not assigned; no email is printed outside the upload file."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+
+from scholargraph.graph.records import fold_name
+from tests.conftest import cli_env, open_test_store
+from tests.integration.test_assign_cli import trained_synth_graph
+from tests.integration.test_ids_cli import cli
+
+
+def test_hotcrp_downloads_to_an_assignment(neo4j_settings, tmp_path):
+    env = cli_env(neo4j_settings, tmp_path / "home")
+    with open_test_store(neo4j_settings) as store:
+        store.apply_schema()
+        store.reset()
+        try:
+            corpus = trained_synth_graph(env, tmp_path, 200)
+            records = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+            ids, props = store.read_nodes("Author", ["name"])
+            counts = Counter(fold_name(n) for n in props["name"] if n)
+            names = sorted(n for n in props["name"] if n and " " in n and counts[fold_name(n)] == 1)
+            # Four PC members the graph knows, by name; the first shares its email domain with a new author,
+            # the third its institution, the fourth is declared by the paper (pc_conflicts).
+            pc_rows = [(names[0], "pc0@cs.uni-a.edu", "Uni A"), (names[1], "pc1@uni-b.edu", "Uni B"),
+                       (names[2], "pc2@gmail.com", "University of C"), (names[3], "pc3@uni-d.org", "Uni D")]
+            pc = tmp_path / "pcinfo.csv"
+            pc.write_text("first,last,email,roles,affiliation,collaborators,follow\n" + "".join(
+                f"{n.rsplit(' ', 1)[0]},{n.rsplit(' ', 1)[1]},{e},pc,{a},,\n" for n, e, a in pc_rows))
+            done = cli(env, "ingest", "hotcrp-pc", str(pc), "--pool-out", str(tmp_path / "pool.txt"))
+            assert "PC members: 4 matched" in done.stdout and "@" not in done.stdout
+            pool = (tmp_path / "pool.txt").read_text().split()
+            assert len(pool) == 4
+
+            new = {"email": "new@mail.uni-a.edu", "first": "New", "last": "Comer", "affiliation": "University of C"}
+            papers = [{"pid": 101, "title": records[0]["title"], "abstract": records[0].get("abstract"),
+                       "authors": [new], "pc_conflicts": {"pc3@uni-d.org": "collaborator"}},
+                      {"pid": 102, "title": records[1]["title"], "abstract": records[1].get("abstract"),
+                       "authors": [{"email": "x@elsewhere.org", "first": "Xi", "last": "Yu"}]},
+                      {"pid": 103, "title": "Withdrawn", "withdrawn": True, "status": "withdrawn", "authors": []}]
+            (tmp_path / "papers.json").write_text(json.dumps(papers))
+            done = cli(env, "ingest", "hotcrp-papers", str(tmp_path / "papers.json"),
+                       "--submissions-out", str(tmp_path / "subs.jsonl"), "--conflicts-out", str(tmp_path / "c.csv"))
+            assert "2 read, 1 withdrawn (skipped)" in done.stdout and "1 declared conflicts" in done.stdout
+            assert "@" not in done.stdout
+
+            out = cli(env, "reviewers", "assign", "--queries", str(tmp_path / "subs.jsonl"),
+                      "--pool", str(tmp_path / "pool.txt"), "--conflicts", str(tmp_path / "c.csv"),
+                      "--per-paper", "1", "--max-load", "2", "--format", "hotcrp")
+            rows = list(csv.DictReader(io.StringIO(out.stdout)))
+            assigned = {(r["paper"], r["email"]) for r in rows}
+            assert {p for p, _ in assigned} == {"101", "102"}
+            # 101: pc0 (email domain uni-a.edu), pc2 (institution University of C), pc3 (declared) ruled out.
+            assert assigned & {("101", "pc0@cs.uni-a.edu"), ("101", "pc2@gmail.com"), ("101", "pc3@uni-d.org")} \
+                == set()
+            assert ("101", "pc1@uni-b.edu") in assigned
+            assert "email domain" in out.stderr and "institution" in out.stderr and "declared (hotcrp" in out.stderr
+            assert "@" not in out.stderr
+        finally:
+            store.reset()
