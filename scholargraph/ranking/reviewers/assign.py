@@ -486,8 +486,9 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
         warn(line)
     declared_out = {(q, a): why for q, found in declared.by_query.items() for a, why in found.items()
                     if pool.row(a) >= 0}
-    forbid += [pair for pair in declared_out if pair not in set(forbid)]
-    force += [pair for pair in dict.fromkeys(declared.forced) if pool.row(pair[1]) >= 0 and pair not in set(force)]
+    forbidden, forced = set(forbid), set(force)  # once: a declared file may hold many thousand pairs
+    forbid += [pair for pair in declared_out if pair not in forbidden]
+    force += [pair for pair in dict.fromkeys(declared.forced) if pool.row(pair[1]) >= 0 and pair not in forced]
     clash = set(forbid) & set(force)
     if clash:
         p, r = sorted(clash)[0]

@@ -15,7 +15,7 @@ from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.records import paper_text
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.graph.vectors import citation_vector_for_references
-from scholargraph.ranking.reviewers.coi import ConflictChecker
+from scholargraph.ranking.reviewers.coi import AuthorDetails, ConflictChecker
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool, submission_authors
 from scholargraph.user_files import read_jsonl
 
@@ -175,6 +175,12 @@ class EvidenceIndex:
     only for submissions given as text (JSONL), not for in-graph papers; lexical rows of such submissions come
     from the encoder's `tfidf(texts)` (tfidf-svd has it).
     """
+
+    # What the store holds beyond the snapshot for conflicts (use_author_details): none until the service
+    # gives it. Class-level, so an index loaded from the evidence cache has them too.
+    author_details: AuthorDetails | None = None
+    institution_years: int | None = 3
+    _coi: ConflictChecker | None = None
 
     def __init__(self, snapshot: GraphSnapshot, text_vectors: np.ndarray, topic_vectors: np.ndarray,
                  citation_vectors: np.ndarray, *, encoder=None, topic_model=None, background: int = 2000,
@@ -361,9 +367,9 @@ class EvidenceIndex:
     def conflict_checker(self):
         """The default ConflictChecker of this snapshot (built once), with the authors' institutions and email
         domains when the service gave them (use_author_details)."""
-        if getattr(self, "_coi", None) is None:
-            self._coi = ConflictChecker(self.snapshot, details=getattr(self, "author_details", None),
-                                        institution_years=getattr(self, "institution_years", 3))
+        if self._coi is None:
+            self._coi = ConflictChecker(self.snapshot, details=self.author_details,
+                                        institution_years=self.institution_years)
         return self._coi
 
     def use_author_details(self, details, institution_years: int | None = 3) -> None:

@@ -369,8 +369,7 @@ def _declared_rule(index: EvidenceIndex, queries: Sequence[Query], forms: dict[s
     reasons = ", ".join(f"{why} {n:,}" for why, n in sorted(matched.reasons().items())) or "none"
     warn(f"declared conflicts: {matched.count():,} (submission, reviewer) pair(s) are never suggested: {reasons}")
     return DeclaredChecker(index.snapshot, enabled=coi, declared=matched.by_query,
-                           details=getattr(index, "author_details", None),
-                           institution_years=getattr(index, "institution_years", 3))
+                           details=index.author_details, institution_years=index.institution_years)
 
 
 def draw_top_evidence(index: EvidenceIndex, results, path: str) -> str:
