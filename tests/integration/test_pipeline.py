@@ -20,6 +20,7 @@ import pytest
 
 from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.graph.query_library import list_queries
+from scholargraph.ranking.citations.nnselect import NNSelectParams
 from scholargraph.server import local_server
 from tests.conftest import REPO
 
@@ -189,7 +190,7 @@ def test_the_trained_citeomatic_encoder_wrote_the_semantic_vectors(demo):
     # `citations train` made it current, so the scheduled run's features step rewrote the vectors with it.
     dims = cypher(demo.settings, "MATCH (p:Paper) WHERE p.semanticVector IS NOT NULL "
                                  "RETURN DISTINCT size(p.semanticVector) AS d")
-    assert [r["d"] for r in dims] == [100]
+    assert [r["d"] for r in dims] == [NNSelectParams().dim]
     assert "up to date" in cli(demo.env, "features").stdout
 
 

@@ -30,7 +30,7 @@ class CiteomaticEncoder(TextEncoder):
 
     name = "citeomatic"
     VERSION = 1
-    DEFAULTS = {"dim": 100}
+    DEFAULTS = {"dim": 200}  # NNSelectParams.dim (not imported here: it brings torch)
     default_batch_size = 8192
 
     @classmethod

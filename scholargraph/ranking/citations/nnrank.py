@@ -21,17 +21,26 @@ from scholargraph.ranking.citations.nnselect import (
     cited_by_cited_matrix,
 )
 from scholargraph.ranking.citations.optim import DenseAdam, LazyAdam, embed_bags, flushed_denormals
-from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, intersection_idf
+from scholargraph.ranking.citations.text import (
+    Bags,
+    Corpus,
+    Vocabulary,
+    bm25_document_weights,
+    bm25_pair_scores,
+    intersection_idf,
+)
 from scholargraph.registry import load_state, read_config, save_state, write_config
 
 MODEL_NAME = "nnrank"
 VERSION = 1
 STATE_FILE, VOCAB_FILE = "state.pt", "vocabulary.json"
 
+COSINE_FEATURES = ("title_cosine", "abstract_cosine")
 BASE_FEATURES = ("title_shared_idf", "abstract_shared_idf", "log_citations", "nnselect_cosine")
 AGE_FEATURES = ("log_age",)
 NEIGHBOUR_FEATURES = ("log_neighbour_citations",)
 METADATA_FEATURES = ("venue_prior", "author_prior")
+BM25_FEATURES = ("log_bm25",)
 
 
 def ranking_triplet_loss(pos_scores: torch.Tensor, neg_scores: torch.Tensor, margin: float) -> torch.Tensor:
@@ -97,6 +106,8 @@ class NNRankParams:
     use_age: bool = True
     use_metadata: bool = True
     use_neighbour_citations: bool = True
+    use_bm25: bool = False
+    without: tuple[str, ...] = ()  # features left out (ablations): names from all_feature_names
     embedding_lr_scale: float = 0.1
     init_from_selector: bool = True
     negative_popularity: float = 0.0
@@ -111,13 +122,36 @@ class NNRank:
     query's year and metadata priors (venue, authors). Trained with a triplet loss on NNSelect's candidates."""
 
     def __init__(self, **params):
+        if "without" in params:  # a JSON config gives a list
+            params["without"] = tuple(params["without"])
         self.params = NNRankParams(**params)
+        self.feature_names  # noqa: B018 (an unknown feature name in `without` is an error now, not at fit)
+
+    @property
+    def all_feature_names(self) -> tuple[str, ...]:
+        """The features the switches turn on, before `without` (the fixed ones in `_fixed`'s column order)."""
+        return (COSINE_FEATURES + BASE_FEATURES + (AGE_FEATURES if self.params.use_age else ())
+                + (NEIGHBOUR_FEATURES if self.params.use_neighbour_citations else ())
+                + (METADATA_FEATURES if self.params.use_metadata else ())
+                + (BM25_FEATURES if self.params.use_bm25 else ()))
 
     @property
     def feature_names(self) -> tuple[str, ...]:
-        return (("title_cosine", "abstract_cosine") + BASE_FEATURES + (AGE_FEATURES if self.params.use_age else ())
-                + (NEIGHBOUR_FEATURES if self.params.use_neighbour_citations else ())
-                + (METADATA_FEATURES if self.params.use_metadata else ()))
+        """The features the ranker reads: those switched on, less `without` (the ablations)."""
+        unknown = set(self.params.without) - set(self.all_feature_names)
+        if unknown:
+            raise ValueError(f"unknown NNRank feature(s) {', '.join(sorted(unknown))}; "
+                             f"known: {', '.join(self.all_feature_names)}")
+        return tuple(n for n in self.all_feature_names if n not in self.params.without)
+
+    @property
+    def _n_fixed(self) -> int:
+        return len([n for n in self.feature_names if n not in COSINE_FEATURES])
+
+    def _cosines(self, title: torch.Tensor, abstract: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The two learned cosines, zero when left out (the head keeps its inputs)."""
+        return tuple(c if name in self.feature_names else torch.zeros_like(c)  # type: ignore[return-value]
+                     for name, c in zip(COSINE_FEATURES, (title, abstract)))
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
@@ -148,6 +182,13 @@ class NNRank:
         self._prior_cache = (corpus, venue_prior, author_prior)
         return venue_prior, author_prior
 
+    def _bm25_weights(self, corpus: Corpus) -> sp.csr_matrix:
+        """The corpus's BM25 document weights under the selector's vocabulary (cached per corpus)."""
+        cache = getattr(self, "_bm25_cache", None)
+        if cache is None or cache[0] is not corpus:
+            cache = self._bm25_cache = (corpus, bm25_document_weights(corpus.bags, corpus.vocabulary.idf))
+        return cache[1]
+
     def _fixed(self, corpus: Corpus, q_bags: Bags, q_rows: np.ndarray, cands: np.ndarray, nn_cos: np.ndarray,
                q_years: np.ndarray, votes: np.ndarray | None, own_citation: np.ndarray | None = None) -> np.ndarray:
         """Fixed (not learned) features of pairs (query row q_rows[i] of q_bags, candidate cands[i])."""
@@ -170,7 +211,12 @@ class NNRank:
         if self.params.use_metadata:
             venue_prior, author_prior = self._priors(corpus)
             cols += [venue_prior[cands], author_prior[cands]]
-        return np.stack(cols, axis=1).astype(np.float32) if len(cands) else np.zeros((0, len(cols)), np.float32)
+        if self.params.use_bm25:
+            cols.append(np.log1p(bm25_pair_scores(q_bags, q_rows, self._bm25_weights(corpus)[cands])))
+        fixed = self.all_feature_names[len(COSINE_FEATURES):]
+        kept = [c for name, c in zip(fixed, cols) if name not in self.params.without]
+        return np.stack(kept, axis=1).astype(np.float32) if len(cands) and kept else np.zeros((len(cands), len(kept)),
+                                                                                              np.float32)
 
     # --- training --------------------------------------------------------------------------------
 
@@ -266,7 +312,7 @@ class NNRank:
         own_n = np.asarray(cit[q_all, n_all]).ravel().astype(np.float32) if len(q_all) else np.zeros(0, np.float32)
         f_neg = self._fixed(corpus, corpus.bags, q_all, n_all, ncos_n, qy, v_neg, own_citation=own_n)
         prep_seconds = time.perf_counter() - t0
-        n_fixed = len(self.feature_names) - 2
+        n_fixed = self._n_fixed
         self.dim_ = int(prm.dim or (selector.params.dim if prm.init_from_selector else 64))
         self.model_ = _Ranker(len(self.vocabulary_), self.dim_, n_fixed, prm.hidden, prm.seed)
         if prm.init_from_selector:
@@ -317,8 +363,10 @@ class NNRank:
         b = len(q)
         inv = torch.from_numpy(inverse)
         iq, ip, i_n = inv[:b], inv[b:2 * b], inv[2 * b:]
-        s_pos = self.model_.head((t[iq] * t[ip]).sum(-1), (a[iq] * a[ip]).sum(-1), torch.from_numpy(f_pos))
-        s_neg = self.model_.head((t[iq] * t[i_n]).sum(-1), (a[iq] * a[i_n]).sum(-1), torch.from_numpy(f_neg))
+        s_pos = self.model_.head(*self._cosines((t[iq] * t[ip]).sum(-1), (a[iq] * a[ip]).sum(-1)),
+                                 torch.from_numpy(f_pos))
+        s_neg = self.model_.head(*self._cosines((t[iq] * t[i_n]).sum(-1), (a[iq] * a[i_n]).sum(-1)),
+                                 torch.from_numpy(f_neg))
         return ranking_triplet_loss(s_pos, s_neg, self.params.margin)
 
     # --- scoring ---------------------------------------------------------------------------------
@@ -344,7 +392,7 @@ class NNRank:
         with torch.no_grad():
             qt, qa = self.model_.fields(q_bags)
             ct, ca = self.model_.fields(corpus.bags.rows(cands))
-            s = self.model_.head(ct @ qt[0], ca @ qa[0], torch.from_numpy(fixed))
+            s = self.model_.head(*self._cosines(ct @ qt[0], ca @ qa[0]), torch.from_numpy(fixed))
         return s.numpy().astype(np.float32)
 
     # --- persistence -----------------------------------------------------------------------------
@@ -374,7 +422,7 @@ class NNRank:
         if model.vocabulary_.fingerprint() != config.get("vocabulary"):
             raise NotFitted(f"{d}: vocabulary does not match the model")
         model.dim_ = int(config.get("dim") or 0)
-        model.model_ = _Ranker(len(model.vocabulary_), model.dim_, len(model.feature_names) - 2, model.params.hidden,
+        model.model_ = _Ranker(len(model.vocabulary_), model.dim_, model._n_fixed, model.params.hidden,
                                model.params.seed)
         try:
             model.model_.load_state_dict(state)

@@ -111,7 +111,7 @@ class _Embedder(nn.Module):
 class NNSelectParams:
     """Hyperparameters (all saved in the JSON config)."""
 
-    dim: int = 100
+    dim: int = 200
     max_vocab: int = 50_000
     min_df: int = 2
     margin: float = 0.3
@@ -130,6 +130,23 @@ class NNSelectParams:
     nprobe: int = 16
     exact_mining_below: int = 50_000
     seed: int = 0
+    weighting: str = "tfidf"
+
+
+def weigh_bags(bags: Bags, idf: np.ndarray, weighting: str) -> Bags:
+    """The bags as the embedding sums them: raw word counts ("count"), or log(1 + count) x the word's BM25
+    IDF ("tfidf"), so that rare words, which say what a paper is about, outweigh common ones from the start
+    (the untrained table is then a random projection of TF-IDF)."""
+    if weighting == "count":
+        return bags
+    if weighting != "tfidf":
+        raise ValueError(f"unknown weighting {weighting!r}: count or tfidf")
+    out = []
+    for m in bags.fields():
+        m = m.astype(np.float32, copy=True)
+        m.data = np.log1p(m.data) * idf[m.indices]
+        out.append(m)
+    return Bags(*out)
 
 
 class NNSelect:
@@ -167,6 +184,7 @@ class NNSelect:
         self.vocabulary_, bags = fit_vocabulary(train, max_size=self.params.max_vocab, min_df=self.params.min_df)
         self.model_ = _Embedder(len(self.vocabulary_), self.params.dim, self.params.seed)
         corpus = Corpus.of(train, self.vocabulary_, bags)
+        weighted = self._weigh(corpus.bags)
         cit = train.citations.tocsr()
         cit = (sp.diags(corpus.has_text.astype(np.float32)) @ cit @ sp.diags(corpus.has_text.astype(np.float32)))
         cit = sp.csr_matrix(cit)
@@ -194,7 +212,7 @@ class NNSelect:
                 e_src, e_dst = src, dst
             if len(e_src) == 0 or len(text_ids) < 3:
                 break
-            emb = self._embed_bags(corpus.bags)
+            emb = self._embed_weighted(weighted)
             neg = self._sample_negatives(e_src, e_dst, cit, corpus, emb, text_ids, rng)
             t_mined = time.perf_counter()
             order = rng.permutation(len(e_src))
@@ -207,7 +225,7 @@ class NNSelect:
             for s in range(0, len(e_src), bs):
                 q, p, n = e_src[s:s + bs], e_dst[s:s + bs], neg[s:s + bs]
                 docs, inverse = np.unique(np.concatenate([q, p, n]), return_inverse=True)
-                bags = corpus.bags.rows(docs)
+                bags = weighted.rows(docs)
                 out = self.model_.combine(*embed_bags(sparse_opt, 0, bags.title, bags.abstract))
                 b = len(q)
                 inv = torch.from_numpy(inverse)
@@ -269,7 +287,13 @@ class NNSelect:
 
     # --- encoding and search ---------------------------------------------------------------------
 
+    def _weigh(self, bags: Bags) -> Bags:
+        return weigh_bags(bags, self.vocabulary_.idf, self.params.weighting)
+
     def _embed_bags(self, bags: Bags) -> np.ndarray:
+        return self._embed_weighted(self._weigh(bags))
+
+    def _embed_weighted(self, bags: Bags) -> np.ndarray:
         words = self.model_.words.detach().numpy()
         w = self.model_.field_weights.detach().numpy()
         title = normalise_rows(np.asarray(bags.title @ words))

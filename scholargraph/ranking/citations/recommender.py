@@ -75,7 +75,8 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], k: int = RRF_K,
 class RecommenderParams:
     """How `fit` composes the parts (NNSelect and NNRank keep their own hyperparameters)."""
 
-    ranker_years: int = 2  # the ranker trains on the citing papers of the last this many years
+    # The ranker's queries: the citing papers of the last this many years (0: of any year; see fit).
+    ranker_years: int = 0
     min_ranker_queries: int = 50
     # Fusion with BM25: None never fuses, an int always fuses with that constant, "auto" chooses on
     # held-out drafts (see fit).
@@ -113,14 +114,17 @@ class CitationRecommender:
 
     def fit(self, snapshot: GraphSnapshot, as_of: int | None = None, exclude_queries: Iterable[int] = (),
             quiet: bool = True) -> CitationRecommender:
-        """Train the pipeline on `snapshot` as of `as_of`. The selector trains on the citing papers up to
-        `ranker_years` before the last year, the ranker on the citing papers after that: its NNSelect-cosine
-        feature is then measured on pairs the selector never trained on (on its own training pairs the
-        cosine is inflated and the ranker learns to over-trust it), and its queries are the most recent,
-        like the drafts it will see. Falls back to all citing papers for both when fewer than
-        `min_ranker_queries` recent papers cite. `exclude_queries` (indexes into the as-of snapshot) are
-        trained on by neither (e.g. evaluation queries that are in the collection). A baseline, when given,
-        is fitted too.
+        """Train the pipeline on `snapshot` as of `as_of`. The selector trains on every citing paper; the ranker
+        on a sample of them (`NNRankParams.max_queries`), or, with `ranker_years`, of those of the last years
+        (falling back to all when fewer than `min_ranker_queries` of them cite). `exclude_queries` (indexes
+        into the as-of snapshot) are trained on by neither (e.g. evaluation queries that are in the
+        collection). A baseline, when given, is fitted too.
+
+        An earlier version held the ranker's recent papers out of the selector, so that the ranker's cosine
+        feature would come from pairs the selector never saw. On hep-th that cost NNSelect a third of its
+        F1@20 (its most recent years cite the most and are the closest to the drafts), and cross-fitting
+        (a selector without the ranker's queries for the ranker, then one on everything to serve) shifted
+        the cosines under the ranker and cost more than it saved (docs/citations.md).
 
         Fusion with BM25 (`fusion`): None never fuses, an int always fuses with that constant, "auto" chooses
         among FUSION_CHOICES on `validation_queries` citing papers of the training graph's last year, held
@@ -142,7 +146,7 @@ class CitationRecommender:
         citing = np.diff(sp.csr_matrix(train.citations).indptr) > 0
         split = (self.ranker is not None and prm.ranker_years > 0
                  and citing[recent].sum() >= prm.min_ranker_queries)
-        self.selector.fit(train, queries=np.setdiff1d(everyone, recent) if split else everyone, quiet=quiet)
+        self.selector.fit(train, queries=everyone, quiet=quiet)
         if self.ranker is not None:
             self.ranker.fit(train, self.selector, queries=recent if split else everyone, quiet=quiet)
         if self.baseline is not None:

@@ -303,5 +303,28 @@ def intersection_idf(query: sp.csr_matrix, docs: sp.csr_matrix, idf: np.ndarray)
     return np.asarray(q.multiply(d) @ idf, dtype=np.float32).ravel()
 
 
-__all__ = ["FIELDS", "STOPWORDS", "Bags", "Corpus", "Vocabulary", "count_fields", "fit_vocabulary", "intersection_idf",
-           "raw_tokens", "select_columns", "shared_terms", "tokenize"]
+def bm25_document_weights(bags: Bags, idf: np.ndarray, k1: float = 1.2, b: float = 0.75) -> sp.csr_matrix:
+    """Documents x words: each word's BM25 contribution to a document (Lucene's, as bm25s computes it: IDF x
+    tf / (tf + k1 (1 - b + b dl / avgdl))), over title and abstract together. A query's BM25 score against a
+    document is then the sum of these weights over the query's word occurrences (`bm25_pair_scores`)."""
+    counts = (bags.title + bags.abstract).tocsr().astype(np.float32)
+    lengths = np.asarray(counts.sum(axis=1)).ravel()
+    norm = k1 * (1 - b + b * lengths / max(float(lengths[lengths > 0].mean()) if (lengths > 0).any() else 1.0, 1e-9))
+    tf = counts.data
+    rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
+    weights = counts.copy()
+    weights.data = (idf[counts.indices] * tf / (tf + norm[rows])).astype(np.float32)
+    return weights
+
+
+def bm25_pair_scores(query: Bags, query_rows: np.ndarray, doc_weights: sp.csr_matrix) -> np.ndarray:
+    """BM25 of query row query_rows[i] against document row i of `doc_weights` (row-aligned pairs)."""
+    if len(query_rows) == 0:
+        return np.zeros(0, dtype=np.float32)
+    q = (query.title + query.abstract).tocsr()[np.asarray(query_rows, dtype=np.int64)]
+    return np.asarray(q.multiply(doc_weights).sum(axis=1), dtype=np.float32).ravel()
+
+
+__all__ = ["FIELDS", "STOPWORDS", "Bags", "Corpus", "Vocabulary", "bm25_document_weights", "bm25_pair_scores",
+           "count_fields", "fit_vocabulary", "intersection_idf", "raw_tokens", "select_columns", "shared_terms",
+           "tokenize"]

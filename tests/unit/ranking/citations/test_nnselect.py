@@ -19,6 +19,7 @@ from scholargraph.ranking.citations.nnselect import (
     cited_by_cited,
     hard_negatives,
     triplet_loss,
+    weigh_bags,
 )
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, count_fields, fit_vocabulary, tokenize
 
@@ -296,3 +297,31 @@ def test_training_leaves_ieee_subnormals_alone(world):
     """Training flushes denormals for speed, then switches the process-wide flag off again."""
     NNSelect(**{**SMALL, "epochs": 1}).fit(world)
     assert float(torch.tensor([1e-40], dtype=torch.float32) * 1.0) != 0.0
+
+
+def test_tfidf_weighting_scales_counts_by_idf():
+    vocab = Vocabulary(["alpha", "beta"], np.array([1, 3]), 4)
+    bags = Bags.of(vocab, ["alpha alpha beta", None], ["beta", "alpha"])
+    assert weigh_bags(bags, vocab.idf, "count") is bags
+    weighted = weigh_bags(bags, vocab.idf, "tfidf")
+    np.testing.assert_allclose(weighted.title.toarray()[0], [np.log1p(2) * vocab.idf[0], np.log1p(1) * vocab.idf[1]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(weighted.abstract.toarray(), np.log1p(1) * np.array([[0, vocab.idf[1]],
+                                                                                    [vocab.idf[0], 0]]), rtol=1e-6)
+    assert bags.title.toarray()[0].tolist() == [2, 1]  # the counts are left as they were
+    with pytest.raises(ValueError, match="weighting"):
+        weigh_bags(bags, vocab.idf, "bm25")
+
+
+def test_bm25_pair_scores_equal_the_bm25_baseline(world):
+    from scholargraph.ranking.citations.bm25 import BM25
+    from scholargraph.ranking.citations.text import bm25_document_weights, bm25_pair_scores
+
+    vocab, bags = fit_vocabulary(world, max_size=100_000, min_df=1)
+    baseline = BM25().fit(world)
+    weights = bm25_document_weights(bags, vocab.idf)
+    for q in (0, 7, 41):
+        expected = baseline.scores(world.titles[q], world.abstracts[q])
+        docs = np.arange(world.n_papers)
+        got = bm25_pair_scores(bags, np.full(len(docs), q), weights[docs])
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)

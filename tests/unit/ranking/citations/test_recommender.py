@@ -189,19 +189,21 @@ def test_weak_citation_graph_links_keywords_and_authors_backwards_in_time():
     assert weak.paper_ids == snap.paper_ids and weak.titles == snap.titles
 
 
-def test_fit_pipeline_trains_the_ranker_on_recent_papers_only(world):
+def test_fit_pipeline_trains_the_selector_on_every_citing_paper_and_the_ranker_on_recent_ones(world):
     train = world.as_of(2007)
     citing = np.diff(train.citations.indptr) > 0
     recent = citing & (train.paper_year > 2005)
     rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK), BM25(), ranker_years=2,
                               min_ranker_queries=5).fit(world, as_of=2007)
-    assert rec.selector.trained_queries_ == int((citing & ~recent).sum())
+    assert rec.selector.trained_queries_ == int(citing.sum())
     assert rec.ranker.history_[0]["queries"] == int(recent.sum())
     assert rec.snapshot.n_papers == train.n_papers and rec.baseline.snapshot_.n_papers == train.n_papers
-    # too few recent citing papers: both train on everything
-    rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK), ranker_years=2,
-                              min_ranker_queries=10_000).fit(world, as_of=2007)
-    assert rec.selector.trained_queries_ == int(citing.sum())
+    # too few recent citing papers, or no ranker_years (the default): the ranker samples every citing paper
+    for params in ({"ranker_years": 2, "min_ranker_queries": 10_000}, {}):
+        rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**{**SMALL_RANK, "max_queries": 10**6}),
+                                  **params).fit(world, as_of=2007)
+        assert rec.selector.trained_queries_ == int(citing.sum())
+        assert rec.ranker.history_[0]["queries"] > int(recent.sum())
 
 
 def test_recommender_keeps_the_ranker_contract(tmp_path, split):
@@ -248,3 +250,20 @@ def test_recommender_without_ranker_or_fusion_round_trips(tmp_path, split):
     q = split.queries[0]
     assert ([r.paper_index for r in loaded.recommend(q.title, q.abstract, q.year, (q.id,))]
             == [r.paper_index for r in rec.recommend(q.title, q.abstract, q.year, (q.id,))])
+
+
+def test_nnrank_bm25_feature_and_ablations_round_trip(tmp_path, split, trained):
+    selector, _ = trained
+    ranker = NNRank(**{**SMALL_RANK, "epochs": 1}, use_bm25=True,
+                    without=["nnselect_cosine", "title_cosine"]).fit(split.train, selector)
+    assert ranker.all_feature_names[-1] == "log_bm25" and "log_bm25" in ranker.feature_names
+    assert "nnselect_cosine" not in ranker.feature_names and "title_cosine" not in ranker.feature_names
+    assert ranker.model_.mean.shape[0] == len(ranker.feature_names) - 1  # one learned cosine is left
+    q = split.queries[0]
+    found = selector.candidates(q.title, q.abstract, q.year, (q.id,))
+    before = ranker.score(selector.corpus_, q.title, q.abstract, found, q.year)
+    loaded = NNRank.load(ranker.save(tmp_path / "ablated"))
+    assert loaded.params == ranker.params and loaded.feature_names == ranker.feature_names
+    np.testing.assert_array_equal(loaded.score(selector.corpus_, q.title, q.abstract, found, q.year), before)
+    with pytest.raises(ValueError, match="unknown NNRank feature"):
+        NNRank(without=("log_bm25",))  # not switched on
