@@ -15,6 +15,7 @@ from torch import nn
 from scholargraph.errors import NotFitted
 from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
 from scholargraph.progress import progress
+from scholargraph.ranking.citations.bm25 import BM25
 from scholargraph.ranking.citations.nnselect import (
     Candidates,
     NNSelect,
@@ -108,6 +109,8 @@ class NNRankParams:
     use_neighbour_citations: bool = True
     use_bm25: bool = False
     without: tuple[str, ...] = ()  # features left out (ablations): names from all_feature_names
+    # BM25's top this many papers join NNSelect's candidates (0: the selector's alone, as in the paper)
+    lexical_candidates: int = 0
     embedding_lr_scale: float = 0.1
     init_from_selector: bool = True
     negative_popularity: float = 0.0
@@ -221,18 +224,20 @@ class NNRank:
     # --- training --------------------------------------------------------------------------------
 
     def fit(self, snapshot: GraphSnapshot, selector: NNSelect, as_of: int | None = None, epochs: int | None = None,
-            queries: Sequence[int] | np.ndarray | None = None, quiet: bool = True) -> NNRank:
+            queries: Sequence[int] | np.ndarray | None = None, quiet: bool = True,
+            lexical: BM25 | None = None) -> NNRank:
         """Train on the citations of `snapshot` as of `as_of`: for sampled citing papers, the positives are
         what they cite, the negatives NNSelect's other candidates for them (what the ranker must tell apart
         at run time), random papers and papers cited by their citations. The selector must be fitted; it is
         (re-)indexed on the as-of snapshot if it indexes another one. `queries` (indexes into the as-of
-        snapshot) restricts the citing papers: best ones the selector did not train on, whose NNSelect
-        cosines to their citations are not inflated by that training (see CitationRecommender.fit)."""
+        snapshot) restricts the citing papers. With `lexical_candidates`, `lexical` (a BM25 of the as-of
+        snapshot; fitted here when not given) adds its top papers to each query's candidates, as
+        CitationRecommender does for drafts."""
         with flushed_denormals():
-            return self._fit(snapshot, selector, as_of, epochs, queries, quiet)
+            return self._fit(snapshot, selector, as_of, epochs, queries, quiet, lexical)
 
     def _fit(self, snapshot: GraphSnapshot, selector: NNSelect, as_of: int | None, epochs: int | None,
-             queries: Sequence[int] | np.ndarray | None, quiet: bool) -> NNRank:
+             queries: Sequence[int] | np.ndarray | None, quiet: bool, lexical: BM25 | None) -> NNRank:
         if not hasattr(selector, "model_"):
             raise NotFitted("NNRank.fit needs a fitted NNSelect")
         prm = self.params
@@ -262,7 +267,17 @@ class NNRank:
         for s in range(0, len(eligible), 1024):
             block = eligible[s:s + 1024]
             years = [None if corpus.years[q] == NO_YEAR else int(corpus.years[q]) for q in block]
-            cands += selector.candidates_batch(emb[block], years, [{int(q)} for q in block])
+            found_block = selector.candidates_batch(emb[block], years, [{int(q)} for q in block])
+            if prm.lexical_candidates:
+                snap = corpus.snapshot
+                if lexical is None or lexical.snapshot_.paper_ids != snap.paper_ids:
+                    lexical = BM25().fit(snap)
+                bm25 = lexical
+                titles, abstracts = snap.text_fields()
+                found_block = [selector.with_papers(found, [i for i, _ in bm25.recommend(
+                    titles[q], abstracts[q], y, (snap.paper_ids[q],), prm.lexical_candidates)], emb[q])
+                    for q, y, found in zip(block.tolist(), years, found_block)]
+            cands += found_block
         second = cited_by_cited_matrix(cit, eligible)
         vp, vn = [], []
         for r, (q, found) in enumerate(zip(eligible.tolist(), cands)):

@@ -353,6 +353,15 @@ class NNSelect:
             out.append(Candidates(cand[order], sims[order].astype(np.float32), nbrs))
         return out
 
+    def with_papers(self, found: Candidates, papers: Sequence[int] | np.ndarray, query: np.ndarray) -> Candidates:
+        """`found` with `papers` added (another retriever's finds for the same draft, already filtered),
+        best cosine to the `query` vector first; the neighbours stay the selector's."""
+        self._check_indexed()
+        cand = np.union1d(found.indexes, np.asarray(papers, dtype=np.int64))
+        sims = self.embeddings_[cand] @ query
+        order = np.argsort(-sims, kind="stable")
+        return Candidates(cand[order], sims[order].astype(np.float32), found.neighbours)
+
     # --- persistence -----------------------------------------------------------------------------
 
     def save(self, directory: str | Path) -> Path:

@@ -98,6 +98,8 @@ class CitationRecommender:
     fit / score / recommend / save / load (the Ranker contract); `params`, a RecommenderParams, holds how fit
     composes the parts."""
 
+    candidate_bm25_: BM25 | None = None  # the BM25 index whose top papers join the ranker's candidates
+
     def __init__(self, selector: NNSelect | None = None, ranker: NNRank | None = None, baseline: BM25 | None = None,
                  *, lexical: BM25 | None = None, rrf_k: int | None = None, **params):
         self.selector = selector if selector is not None else NNSelect()
@@ -147,14 +149,18 @@ class CitationRecommender:
         split = (self.ranker is not None and prm.ranker_years > 0
                  and citing[recent].sum() >= prm.min_ranker_queries)
         self.selector.fit(train, queries=everyone, quiet=quiet)
-        if self.ranker is not None:
-            self.ranker.fit(train, self.selector, queries=recent if split else everyone, quiet=quiet)
         if self.baseline is not None:
             self.baseline.fit(train, quiet=quiet)
+        bm25 = self.baseline
+        self.candidate_bm25_ = None
+        if self.ranker is not None:
+            if self.ranker.params.lexical_candidates:
+                bm25 = self.candidate_bm25_ = bm25 if bm25 is not None else BM25().fit(train, quiet=quiet)
+            self.ranker.fit(train, self.selector, queries=recent if split else everyone, quiet=quiet, lexical=bm25)
         self.lexical, self.rrf_k = None, None
         if prm.fusion is None or (prm.fusion == "auto" and validation is None):
             return self
-        self.lexical = self.baseline if self.baseline is not None else BM25().fit(train, quiet=quiet)
+        self.lexical = bm25 if bm25 is not None else BM25().fit(train, quiet=quiet)
         self.rrf_k = RRF_K if prm.fusion == "auto" else int(prm.fusion)
         if validation is not None:
             self.fusion_validation_ = self.choose_fusion(*validation)
@@ -212,7 +218,25 @@ class CitationRecommender:
     def _ranked(self, title: str | None, abstract: str | None, year: int | None, exclude_ids: Iterable[str],
                 use_ranker: bool) -> tuple[np.ndarray, np.ndarray]:
         found = self.selector.candidates(title, abstract, year, exclude_ids)
+        if use_ranker:
+            found = self._with_lexical(found, title, abstract, year, exclude_ids)
         return self._order(found, title, abstract, year, use_ranker)
+
+    @property
+    def lexical_candidates(self) -> int:
+        """How many of BM25's top papers join the selector's candidates before the ranker (its setting)."""
+        return self.ranker.params.lexical_candidates if self.ranker is not None else 0
+
+    def _with_lexical(self, found, title: str | None, abstract: str | None, year: int | None,
+                      exclude_ids: Iterable[str]):
+        """The selector's candidates and, when the ranker was trained so, BM25's top papers for the draft."""
+        if not self.lexical_candidates:
+            return found
+        bm25 = self.candidate_bm25_
+        if bm25 is None:
+            raise NotFitted("the ranker takes BM25's candidates: call index_snapshot(snapshot) first")
+        hits = bm25.recommend(title, abstract, year, tuple(exclude_ids), self.lexical_candidates)
+        return self.selector.with_papers(found, [i for i, _ in hits], self.selector.encode([title], [abstract])[0])
 
     def _order(self, found, title: str | None, abstract: str | None, year: int | None,
                use_ranker: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -283,6 +307,7 @@ class CitationRecommender:
             candidates_found.append(len(gold.intersection(ids[i] for i in found.indexes)) / max(len(gold), 1))
             ranked = found.indexes
             if self.ranker is not None:
+                found = self._with_lexical(found, q.title, q.abstract, q.year, (q.id,))
                 ranked, _ = self._order(found, q.title, q.abstract, q.year, use_ranker=True)
                 seconds["nnselect+nnrank"] = seconds.get("nnselect+nnrank", 0.0) + time.perf_counter() - t0
                 runs.setdefault("nnselect+nnrank", {})[q.id] = [ids[i] for i in ranked[:depth]]
@@ -303,11 +328,15 @@ class CitationRecommender:
 
     def index_snapshot(self, snapshot: GraphSnapshot, lexical: BM25 | None = None) -> CitationRecommender:
         """Index the papers of `snapshot` (the graph as it is now): the selector's index and, when the model
-        fuses, BM25's (an index, not a model: fitted again like the selector's, or `lexical`, one already
-        fitted on this snapshot)."""
+        fuses or its ranker takes BM25's candidates, BM25's (an index, not a model: fitted again like the
+        selector's, or `lexical`, one already fitted on this snapshot)."""
         self.selector.index_snapshot(snapshot)
-        if self.fuses:
-            self.lexical = lexical if lexical is not None else BM25().fit(snapshot)
+        if self.needs_bm25:
+            bm25 = lexical if lexical is not None else BM25().fit(snapshot)
+            if self.fuses:
+                self.lexical = bm25
+            if self.lexical_candidates:
+                self.candidate_bm25_ = bm25
         return self
 
     def save(self, directory: str | Path) -> Path:
@@ -333,8 +362,13 @@ class CitationRecommender:
 
     @property
     def fuses(self) -> bool:
-        """Whether the served ranking is fused with BM25 (then index_snapshot needs a BM25 index)."""
+        """Whether the served ranking is fused with BM25."""
         return self.rrf_k is not None
+
+    @property
+    def needs_bm25(self) -> bool:
+        """Whether index_snapshot needs a BM25 index (for the fusion, or the ranker's candidates)."""
+        return self.fuses or self.lexical_candidates > 0
 
     @classmethod
     def from_parts(cls, parts: Mapping, base: str | Path = ".", snapshot: GraphSnapshot | None = None,

@@ -44,7 +44,7 @@ def load_recommender(models_dir: Path, snapshot: GraphSnapshot) -> tuple[Citatio
     meta = load_meta(models_dir)
     # Trained before the model saved itself, current.json names its parts.
     rec = CitationRecommender.load(meta["path"]) if meta.get("path") else CitationRecommender.from_parts(meta)
-    return rec.index_snapshot(snapshot, cached_bm25(models_dir, snapshot) if rec.fuses else None), meta
+    return rec.index_snapshot(snapshot, cached_bm25(models_dir, snapshot) if rec.needs_bm25 else None), meta
 
 
 BM25_CACHE = "bm25"  # models_dir/cache/bm25/<digest of the texts and parameters>/

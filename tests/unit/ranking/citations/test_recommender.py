@@ -267,3 +267,19 @@ def test_nnrank_bm25_feature_and_ablations_round_trip(tmp_path, split, trained):
     np.testing.assert_array_equal(loaded.score(selector.corpus_, q.title, q.abstract, found, q.year), before)
     with pytest.raises(ValueError, match="unknown NNRank feature"):
         NNRank(without=("log_bm25",))  # not switched on
+
+
+def test_ranker_with_bm25_candidates_sees_them_and_round_trips(tmp_path, split):
+    rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK, lexical_candidates=5, use_bm25=True),
+                              fusion=None).fit(split.train)
+    assert rec.needs_bm25 and not rec.fuses and rec.candidate_bm25_ is not None and rec.name == "citeomatic"
+    q = split.queries[0]
+    lexical = [i for i, _ in rec.candidate_bm25_.recommend(q.title, q.abstract, q.year, (q.id,), 5)]
+    selected = rec.selector.candidates(q.title, q.abstract, q.year, (q.id,)).indexes
+    cand, scores = rec.score(q.title, q.abstract, q.year, (q.id,))
+    assert set(lexical) | set(selected.tolist()) == set(cand.tolist())
+    loaded = CitationRecommender.load(rec.save(tmp_path / "model"), snapshot=split.train)
+    assert loaded.candidate_bm25_ is not None
+    again, again_scores = loaded.score(q.title, q.abstract, q.year, (q.id,))
+    np.testing.assert_array_equal(again, cand)
+    np.testing.assert_allclose(again_scores, scores, rtol=1e-6)
