@@ -16,7 +16,7 @@ from scholargraph.graph.ids import IdResolver, output_id
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ranking.citations.bm25 import BM25
 from scholargraph.ranking.citations.nnrank import NNRank
-from scholargraph.ranking.citations.nnselect import NNSelect
+from scholargraph.ranking.citations.nnselect import NNSelect, NNSelectParams
 from scholargraph.ranking.citations.recommender import (
     ENCODER_DIR,
     CitationRecommender,
@@ -46,8 +46,10 @@ def citations_group() -> None:
 @citations_group.command("train")
 @click.option("--as-of", "as_of", type=int, default=None, help="Train on papers up to this year only.")
 @click.option("--no-ranker", is_flag=True, help="Train NNSelect only (no NNRank re-ranker).")
-@click.option("--epochs", type=click.IntRange(1, 100), default=4, show_default=True, help="NNSelect epochs.")
-@click.option("--max-triplets", type=click.IntRange(1000, 100_000_000), default=400_000, show_default=True,
+@click.option("--epochs", type=click.IntRange(1, 100), default=NNSelectParams.epochs, show_default=True,
+              help="NNSelect epochs.")
+@click.option("--max-triplets", type=click.IntRange(1000, 100_000_000), default=NNSelectParams.max_triplets,
+              show_default=True,
               help="NNSelect training triplets per epoch (fewer: faster, rougher).")
 @click.pass_obj
 def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets: int) -> None:

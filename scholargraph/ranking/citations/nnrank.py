@@ -20,6 +20,7 @@ from scholargraph.ranking.citations.nnselect import (
     Candidates,
     NNSelect,
     cited_by_cited_matrix,
+    weigh_bags,
 )
 from scholargraph.ranking.citations.optim import DenseAdam, LazyAdam, embed_bags, flushed_denormals
 from scholargraph.ranking.citations.text import (
@@ -108,9 +109,16 @@ class NNRankParams:
     use_metadata: bool = True
     use_neighbour_citations: bool = True
     use_bm25: bool = False
+    # The paper's cosines of the ranker's own title and abstract embeddings. Off by default: on hep-th they
+    # cost 0.006 F1@20 and 0.017 MRR (docs/citations.md); NNSelect's cosine carries the text similarity.
+    use_text_cosines: bool = False
     without: tuple[str, ...] = ()  # features left out (ablations): names from all_feature_names
     # BM25's top this many papers join NNSelect's candidates (0: the selector's alone, as in the paper)
     lexical_candidates: int = 0
+    # How the learned cosines sum a field's words: "count" (raw counts), or "tfidf" as NNSelect does. With
+    # tables initialised from a tf-idf NNSelect, "tfidf" would seem the match; on hep-th it cost 0.016 F1@20
+    # and 0.032 MRR (docs/citations.md), so the default stays "count".
+    weighting: str = "count"
     embedding_lr_scale: float = 0.1
     init_from_selector: bool = True
     negative_popularity: float = 0.0
@@ -119,10 +127,11 @@ class NNRankParams:
 
 
 class NNRank:
-    """Citeomatic's re-ranker. Features of a (query, candidate) pair: cosine of the title embeddings and of
-    the abstract embeddings (its own word vectors), summed IDF of the words each field shares,
-    log(1 + the candidate's in-corpus citations), NNSelect's cosine; optionally the candidate's age at the
-    query's year and metadata priors (venue, authors). Trained with a triplet loss on NNSelect's candidates."""
+    """Citeomatic's re-ranker. Features of a (query, candidate) pair: summed IDF of the words each field
+    shares, log(1 + the candidate's in-corpus citations), NNSelect's cosine, the candidate's age at the
+    query's year, how many of the query's neighbours cite it, metadata priors (venue, authors); optionally
+    the paper's cosines of title and of abstract embeddings (its own word vectors) and the BM25 score.
+    Trained with a triplet loss on NNSelect's candidates."""
 
     def __init__(self, **params):
         if "without" in params:  # a JSON config gives a list
@@ -133,7 +142,8 @@ class NNRank:
     @property
     def all_feature_names(self) -> tuple[str, ...]:
         """The features the switches turn on, before `without` (the fixed ones in `_fixed`'s column order)."""
-        return (COSINE_FEATURES + BASE_FEATURES + (AGE_FEATURES if self.params.use_age else ())
+        return ((COSINE_FEATURES if self.params.use_text_cosines else ()) + BASE_FEATURES
+                + (AGE_FEATURES if self.params.use_age else ())
                 + (NEIGHBOUR_FEATURES if self.params.use_neighbour_citations else ())
                 + (METADATA_FEATURES if self.params.use_metadata else ())
                 + (BM25_FEATURES if self.params.use_bm25 else ()))
@@ -147,9 +157,21 @@ class NNRank:
                              f"known: {', '.join(self.all_feature_names)}")
         return tuple(n for n in self.all_feature_names if n not in self.params.without)
 
+    def _weigh(self, bags: Bags) -> Bags:
+        return weigh_bags(bags, self.vocabulary_.idf, self.params.weighting)
+
     @property
     def _n_fixed(self) -> int:
         return len([n for n in self.feature_names if n not in COSINE_FEATURES])
+
+    @property
+    def _uses_cosines(self) -> bool:
+        return any(name in self.feature_names for name in COSINE_FEATURES)
+
+    @property
+    def _table_rows(self) -> int:
+        """Rows of the title and abstract tables: one per word when a learned cosine is read, else none."""
+        return len(self.vocabulary_) if self._uses_cosines else 0
 
     def _cosines(self, title: torch.Tensor, abstract: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The two learned cosines, zero when left out (the head keeps its inputs)."""
@@ -216,7 +238,7 @@ class NNRank:
             cols += [venue_prior[cands], author_prior[cands]]
         if self.params.use_bm25:
             cols.append(np.log1p(bm25_pair_scores(q_bags, q_rows, self._bm25_weights(corpus)[cands])))
-        fixed = self.all_feature_names[len(COSINE_FEATURES):]
+        fixed = [name for name in self.all_feature_names if name not in COSINE_FEATURES]
         kept = [c for name, c in zip(fixed, cols) if name not in self.params.without]
         return np.stack(kept, axis=1).astype(np.float32) if len(cands) and kept else np.zeros((len(cands), len(kept)),
                                                                                               np.float32)
@@ -329,8 +351,8 @@ class NNRank:
         prep_seconds = time.perf_counter() - t0
         n_fixed = self._n_fixed
         self.dim_ = int(prm.dim or (selector.params.dim if prm.init_from_selector else 64))
-        self.model_ = _Ranker(len(self.vocabulary_), self.dim_, n_fixed, prm.hidden, prm.seed)
-        if prm.init_from_selector:
+        self.model_ = _Ranker(self._table_rows, self.dim_, n_fixed, prm.hidden, prm.seed)
+        if prm.init_from_selector and self._uses_cosines:
             # Start both field tables from NNSelect's word vectors (trained on other citing papers):
             # a text similarity that already means "likely cited", which the ranker then only adjusts.
             words = selector.model_.words.detach()
@@ -373,8 +395,12 @@ class NNRank:
 
     def _batch_loss(self, corpus: Corpus, opt: LazyAdam, q: np.ndarray, p: np.ndarray, n: np.ndarray, f_pos: np.ndarray,
                     f_neg: np.ndarray) -> torch.Tensor:
+        if not self._uses_cosines:
+            zero = torch.zeros(len(q))
+            return ranking_triplet_loss(self.model_.head(zero, zero, torch.from_numpy(f_pos)),
+                                        self.model_.head(zero, zero, torch.from_numpy(f_neg)), self.params.margin)
         docs, inverse = np.unique(np.concatenate([q, p, n]), return_inverse=True)
-        t, a = self.model_.fields(corpus.bags.rows(docs), opt)
+        t, a = self.model_.fields(self._weigh(corpus.bags.rows(docs)), opt)
         b = len(q)
         inv = torch.from_numpy(inverse)
         iq, ip, i_n = inv[:b], inv[b:2 * b], inv[2 * b:]
@@ -405,9 +431,13 @@ class NNRank:
                  else None)
         fixed = self._fixed(corpus, q_bags, rows, cands, np.asarray(candidates.cosines, np.float32), qy, votes)
         with torch.no_grad():
-            qt, qa = self.model_.fields(q_bags)
-            ct, ca = self.model_.fields(corpus.bags.rows(cands))
-            s = self.model_.head(*self._cosines(ct @ qt[0], ca @ qa[0]), torch.from_numpy(fixed))
+            if self._uses_cosines:
+                qt, qa = self.model_.fields(self._weigh(q_bags))
+                ct, ca = self.model_.fields(self._weigh(corpus.bags.rows(cands)))
+                cosines = self._cosines(ct @ qt[0], ca @ qa[0])
+            else:
+                cosines = (torch.zeros(len(cands)), torch.zeros(len(cands)))
+            s = self.model_.head(*cosines, torch.from_numpy(fixed))
         return s.numpy().astype(np.float32)
 
     # --- persistence -----------------------------------------------------------------------------
@@ -437,7 +467,7 @@ class NNRank:
         if model.vocabulary_.fingerprint() != config.get("vocabulary"):
             raise NotFitted(f"{d}: vocabulary does not match the model")
         model.dim_ = int(config.get("dim") or 0)
-        model.model_ = _Ranker(len(model.vocabulary_), model.dim_, model._n_fixed, model.params.hidden,
+        model.model_ = _Ranker(model._table_rows, model.dim_, model._n_fixed, model.params.hidden,
                                model.params.seed)
         try:
             model.model_.load_state_dict(state)

@@ -159,10 +159,13 @@ def test_nnrank_optional_features(split, trained):
 def test_ranker_initialised_from_the_selector_needs_its_dimension(split, trained):
     selector, _ = trained
     with pytest.raises(ValueError, match="dim"):
-        NNRank(**{**SMALL_RANK, "epochs": 1}, dim=selector.params.dim + 1,
+        NNRank(**{**SMALL_RANK, "epochs": 1}, dim=selector.params.dim + 1, use_text_cosines=True,
                init_from_selector=True).fit(split.train, selector)
-    ranker = NNRank(**{**SMALL_RANK, "epochs": 1}, dim=5, init_from_selector=False).fit(split.train, selector)
-    assert ranker.model_.title.shape[1] == 5
+    ranker = NNRank(**{**SMALL_RANK, "epochs": 1}, dim=5, use_text_cosines=True,
+                    init_from_selector=False).fit(split.train, selector)
+    assert ranker.model_.title.shape == (len(ranker.vocabulary_), 5)
+    # Without the learned cosines (the default) the tables are not kept, nor read.
+    assert NNRank(**{**SMALL_RANK, "epochs": 1}).fit(split.train, selector).model_.title.shape[0] == 1
 
 
 def test_read_queries(tmp_path):
@@ -254,7 +257,7 @@ def test_recommender_without_ranker_or_fusion_round_trips(tmp_path, split):
 
 def test_nnrank_bm25_feature_and_ablations_round_trip(tmp_path, split, trained):
     selector, _ = trained
-    ranker = NNRank(**{**SMALL_RANK, "epochs": 1}, use_bm25=True,
+    ranker = NNRank(**{**SMALL_RANK, "epochs": 1}, use_bm25=True, weighting="tfidf", use_text_cosines=True,
                     without=["nnselect_cosine", "title_cosine"]).fit(split.train, selector)
     assert ranker.all_feature_names[-1] == "log_bm25" and "log_bm25" in ranker.feature_names
     assert "nnselect_cosine" not in ranker.feature_names and "title_cosine" not in ranker.feature_names
