@@ -133,11 +133,16 @@ class NNRank:
     the paper's cosines of title and of abstract embeddings (its own word vectors) and the BM25 score.
     Trained with a triplet loss on NNSelect's candidates."""
 
+    _bm25_cache: tuple[Corpus, sp.csr_matrix] | None = None  # the BM25 weights of the corpus last scored
+
     def __init__(self, **params):
         if "without" in params:  # a JSON config gives a list
             params["without"] = tuple(params["without"])
         self.params = NNRankParams(**params)
-        self.feature_names  # noqa: B018 (an unknown feature name in `without` is an error now, not at fit)
+        unknown = set(self.params.without) - set(self.all_feature_names)
+        if unknown:  # an error now, not after minutes of fitting
+            raise ValueError(f"unknown NNRank feature(s) {', '.join(sorted(unknown))}; "
+                             f"known: {', '.join(self.all_feature_names)}")
 
     @property
     def all_feature_names(self) -> tuple[str, ...]:
@@ -151,10 +156,6 @@ class NNRank:
     @property
     def feature_names(self) -> tuple[str, ...]:
         """The features the ranker reads: those switched on, less `without` (the ablations)."""
-        unknown = set(self.params.without) - set(self.all_feature_names)
-        if unknown:
-            raise ValueError(f"unknown NNRank feature(s) {', '.join(sorted(unknown))}; "
-                             f"known: {', '.join(self.all_feature_names)}")
         return tuple(n for n in self.all_feature_names if n not in self.params.without)
 
     def _weigh(self, bags: Bags) -> Bags:
@@ -209,10 +210,9 @@ class NNRank:
 
     def _bm25_weights(self, corpus: Corpus) -> sp.csr_matrix:
         """The corpus's BM25 document weights under the selector's vocabulary (cached per corpus)."""
-        cache = getattr(self, "_bm25_cache", None)
-        if cache is None or cache[0] is not corpus:
-            cache = self._bm25_cache = (corpus, bm25_document_weights(corpus.bags, corpus.vocabulary.idf))
-        return cache[1]
+        if self._bm25_cache is None or self._bm25_cache[0] is not corpus:
+            self._bm25_cache = (corpus, bm25_document_weights(corpus.bags, corpus.vocabulary.idf))
+        return self._bm25_cache[1]
 
     def _fixed(self, corpus: Corpus, q_bags: Bags, q_rows: np.ndarray, cands: np.ndarray, nn_cos: np.ndarray,
                q_years: np.ndarray, votes: np.ndarray | None, own_citation: np.ndarray | None = None) -> np.ndarray:
@@ -286,16 +286,16 @@ class NNRank:
         emb = selector.embeddings_
         bar = progress(total=len(eligible), desc="nnrank candidates", unit="query", quiet=quiet)
         cands: list[Candidates] = []
+        snap = corpus.snapshot
+        if prm.lexical_candidates and (lexical is None or lexical.snapshot_.paper_ids != snap.paper_ids):
+            lexical = BM25().fit(snap)
+        titles, abstracts = snap.text_fields()
         for s in range(0, len(eligible), 1024):
             block = eligible[s:s + 1024]
             years = [None if corpus.years[q] == NO_YEAR else int(corpus.years[q]) for q in block]
             found_block = selector.candidates_batch(emb[block], years, [{int(q)} for q in block])
-            if prm.lexical_candidates:
-                snap = corpus.snapshot
-                if lexical is None or lexical.snapshot_.paper_ids != snap.paper_ids:
-                    lexical = BM25().fit(snap)
+            if prm.lexical_candidates and lexical is not None:
                 bm25 = lexical
-                titles, abstracts = snap.text_fields()
                 found_block = [selector.with_papers(found, [i for i, _ in bm25.recommend(
                     titles[q], abstracts[q], y, (snap.paper_ids[q],), prm.lexical_candidates)], emb[q])
                     for q, y, found in zip(block.tolist(), years, found_block)]
