@@ -221,7 +221,9 @@ def cmd_hepth(args) -> dict:
         snap, as_of=args.as_of, quiet=args.quiet)
     validation = getattr(rec, "fusion_validation_", None)
     if validation is not None:
-        print(f"fusion chosen on {validation['queries']} held-out drafts of {args.as_of}: rrf_k "
+        where = (f"drafts of {args.as_of} over a model as of {validation['model_as_of']}" if "model_as_of" in validation
+                 else f"held-out drafts of {args.as_of}")
+        print(f"fusion chosen on {validation['queries']} {where}: rrf_k "
               f"{validation['choice']}; F1@20 / MRR per choice: "
               + ", ".join(f"{c} {m['f1@20']:.4f} / {m['mrr']:.4f}" for c, m in validation["scores"].items()),
               flush=True)

@@ -91,8 +91,10 @@ def fusion_note(rec: CitationRecommender) -> str:
                 + " (too few citing papers in the last year to validate a fusion with BM25)")
     scores = ", ".join(f"{'alone' if c == 'None' else f'k={c}'} {m['f1@20']:.4f} / {m['mrr']:.4f}"
                        for c, m in val["scores"].items())
+    drafts = (f"{val['queries']} drafts of the last year over a model as of {val['model_as_of']}"
+              if "model_as_of" in val else f"{val['queries']} held-out drafts of the last year")
     return (f"served ranker: {rec.name}{'' if rec.lexical is None else f' (rrf_k {rec.rrf_k})'}, chosen on "
-            f"{val['queries']} held-out drafts of the last year (F1@20 / MRR: {scores}; alone minus the best "
+            f"{drafts} (F1@20 / MRR: {scores}; alone minus the best "
             f"fusion {val['alone_minus_fused']:+.4f}, standard error {val['standard_error']:.4f}: alone only "
             f"beyond twice that)")
 

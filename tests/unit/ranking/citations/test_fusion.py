@@ -49,8 +49,9 @@ def test_held_out_drafts_lose_their_references_and_keep_their_text(bigger):
 def test_auto_fusion_is_chosen_on_held_out_drafts(bigger, monkeypatch):
     monkeypatch.setattr(rec_module, "MIN_VALIDATION_QUERIES", 5)
     rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK), ranker_years=2, min_ranker_queries=5,
-                              validation_queries=20).fit(bigger)
+                              validation_queries=20, validation="held-out").fit(bigger)
     val = rec.fusion_validation_
+    assert "model_as_of" not in val
     assert val["queries"] >= 5 and set(val["scores"]) == {str(c) for c in rec_module.FUSION_CHOICES}
     fused = {c: m["f1@20"] + m["mrr"] for c, m in val["scores"].items() if c != "None"}
     alone = val["scores"]["None"]["f1@20"] + val["scores"]["None"]["mrr"]
@@ -62,6 +63,32 @@ def test_auto_fusion_is_chosen_on_held_out_drafts(bigger, monkeypatch):
     assert rec.rrf_k == val["choice"]
     assert (rec.lexical is None) == (val["choice"] is None)
     assert rec.name == ("citeomatic" if val["choice"] is None else "citeomatic+bm25")
+
+
+def test_auto_fusion_is_chosen_on_a_model_of_the_previous_year(bigger, monkeypatch):
+    monkeypatch.setattr(rec_module, "MIN_VALIDATION_QUERIES", 5)
+    drafts = rec_module.time_split_queries(bigger, bigger.max_year - 1)
+    seen = []
+    original = CitationRecommender.choose_fusion
+
+    def spy(self, queries, qrels, *args, **kwargs):
+        seen.append((self.snapshot.max_year, [q.id for q in queries]))
+        return original(self, queries, qrels, *args, **kwargs)
+
+    monkeypatch.setattr(CitationRecommender, "choose_fusion", spy)
+    rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK), validation_queries=20).fit(bigger)
+    val = rec.fusion_validation_
+    # One choice, made by a model of the year before over the last year's papers as drafts (at most 20).
+    assert seen == [(bigger.max_year - 1, seen[0][1])] and 5 <= len(seen[0][1]) <= 20
+    assert set(seen[0][1]) <= {q.id for q in drafts.queries}
+    assert val["model_as_of"] == bigger.max_year - 1 and val["queries"] == len(seen[0][1])
+    assert rec.rrf_k == val["choice"] and (rec.lexical is None) == (val["choice"] is None)
+    # The served model itself trains on the whole graph: no draft lost its references.
+    assert rec.snapshot.citations.nnz == bigger.citations.nnz
+    # Too few drafts in the last year: nothing chosen, nothing fused.
+    monkeypatch.setattr(rec_module, "MIN_VALIDATION_QUERIES", 10_000)
+    rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK)).fit(bigger)
+    assert not hasattr(rec, "fusion_validation_") and rec.lexical is None and rec.name == "citeomatic"
 
 
 def test_fixed_fusion_serves_both_rankers_and_never_the_draft(bigger):
