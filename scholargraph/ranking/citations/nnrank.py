@@ -38,7 +38,8 @@ VERSION = 1
 STATE_FILE, VOCAB_FILE = "state.pt", "vocabulary.json"
 
 COSINE_FEATURES = ("title_cosine", "abstract_cosine")
-BASE_FEATURES = ("title_shared_idf", "abstract_shared_idf", "log_citations", "nnselect_cosine")
+BASE_FEATURES = ("title_shared_idf", "abstract_shared_idf", "log_citations")
+SELECTOR_FEATURES = ("nnselect_cosine",)
 AGE_FEATURES = ("log_age",)
 NEIGHBOUR_FEATURES = ("log_neighbour_citations",)
 METADATA_FEATURES = ("venue_prior", "author_prior")
@@ -112,6 +113,11 @@ class NNRankParams:
     # The paper's cosines of the ranker's own title and abstract embeddings. Off by default: on hep-th they
     # cost 0.006 F1@20 and 0.017 MRR (docs/citations.md); NNSelect's cosine carries the text similarity.
     use_text_cosines: bool = False
+    # NNSelect's cosine of the pair. Off by default: the selector trains on every citing paper, the ranker's
+    # queries included, so on the ranker's training pairs the cosine is inflated and the ranker learns to
+    # over-trust it; on hep-th leaving it out gave +0.020 F1@20 and +0.055 MRR (docs/citations.md). The
+    # candidates still come from NNSelect, ordered by it.
+    use_selector_cosine: bool = False
     without: tuple[str, ...] = ()  # features left out (ablations): names from all_feature_names
     # BM25's top this many papers join NNSelect's candidates (0: the selector's alone, as in the paper)
     lexical_candidates: int = 0
@@ -148,6 +154,7 @@ class NNRank:
     def all_feature_names(self) -> tuple[str, ...]:
         """The features the switches turn on, before `without` (the fixed ones in `_fixed`'s column order)."""
         return ((COSINE_FEATURES if self.params.use_text_cosines else ()) + BASE_FEATURES
+                + (SELECTOR_FEATURES if self.params.use_selector_cosine else ())
                 + (AGE_FEATURES if self.params.use_age else ())
                 + (NEIGHBOUR_FEATURES if self.params.use_neighbour_citations else ())
                 + (METADATA_FEATURES if self.params.use_metadata else ())
@@ -225,7 +232,9 @@ class NNRank:
         counts = corpus.cited_count[cands].astype(np.float32)
         if own_citation is not None:
             counts = counts - own_citation  # the query's own citation is not known when it is a draft
-        cols += [np.log1p(np.maximum(counts, 0.0)), nn_cos.astype(np.float32)]
+        cols.append(np.log1p(np.maximum(counts, 0.0)))
+        if self.params.use_selector_cosine:
+            cols.append(nn_cos.astype(np.float32))
         if self.params.use_age:
             cy = corpus.years[cands]
             age = np.where((cy == NO_YEAR) | (q_years == NO_YEAR), 0, q_years - cy)
@@ -478,4 +487,4 @@ class NNRank:
         return model
 
 
-__all__ = ["BASE_FEATURES", "NNRank", "NNRankParams", "ranking_triplet_loss"]
+__all__ = ["BASE_FEATURES", "COSINE_FEATURES", "SELECTOR_FEATURES", "NNRank", "NNRankParams", "ranking_triplet_loss"]

@@ -258,7 +258,7 @@ def test_recommender_without_ranker_or_fusion_round_trips(tmp_path, split):
 def test_nnrank_bm25_feature_and_ablations_round_trip(tmp_path, split, trained):
     selector, _ = trained
     ranker = NNRank(**{**SMALL_RANK, "epochs": 1}, use_bm25=True, weighting="tfidf", use_text_cosines=True,
-                    without=["nnselect_cosine", "title_cosine"]).fit(split.train, selector)
+                    use_selector_cosine=True, without=["nnselect_cosine", "title_cosine"]).fit(split.train, selector)
     assert ranker.all_feature_names[-1] == "log_bm25" and "log_bm25" in ranker.feature_names
     assert "nnselect_cosine" not in ranker.feature_names and "title_cosine" not in ranker.feature_names
     assert ranker.model_.mean.shape[0] == len(ranker.feature_names) - 1  # one learned cosine is left
@@ -270,6 +270,8 @@ def test_nnrank_bm25_feature_and_ablations_round_trip(tmp_path, split, trained):
     np.testing.assert_array_equal(loaded.score(selector.corpus_, q.title, q.abstract, found, q.year), before)
     with pytest.raises(ValueError, match="unknown NNRank feature"):
         NNRank(without=("log_bm25",))  # not switched on
+    assert NNRank().feature_names == ("title_shared_idf", "abstract_shared_idf", "log_citations", "log_age",
+                                      "log_neighbour_citations", "venue_prior", "author_prior")
 
 
 def test_ranker_with_bm25_candidates_sees_them_and_round_trips(tmp_path, split):
