@@ -96,7 +96,7 @@ def cmd_synth(args) -> dict:
     selector = NNSelect(**json.loads(args.nnselect))
     ranker = NNRank(**json.loads(args.nnrank))
     t0 = time.perf_counter()
-    rec = CitationRecommender(selector, ranker, BM25(), ranker_years=args.ranker_years).fit(
+    rec = CitationRecommender(selector, ranker, BM25(), ranker_years=args.ranker_years, fusion=args.rrf_k).fit(
         snap, as_of=args.split_year, quiet=args.quiet)
     train_s = time.perf_counter() - t0
     print(f"trained in {train_s:.0f} s", flush=True)
@@ -167,7 +167,7 @@ def cmd_acm(args) -> dict:
     selector = NNSelect(**json.loads(args.nnselect))
     ranker = NNRank(**json.loads(args.nnrank))
     t0 = time.perf_counter()
-    rec = CitationRecommender(selector, ranker, BM25(), ranker_years=args.ranker_years).fit(
+    rec = CitationRecommender(selector, ranker, BM25(), ranker_years=args.ranker_years, fusion=args.rrf_k).fit(
         weak, exclude_queries=in_collection, quiet=args.quiet)
     train_s = time.perf_counter() - t0
     ks = (20, 100)
@@ -459,6 +459,8 @@ def main(argv: list[str] | None = None) -> None:
     models.add_argument("--nnselect", default="{}", help="NNSelect hyperparameters as JSON")
     models.add_argument("--nnrank", default="{}", help="NNRank hyperparameters as JSON")
     models.add_argument("--ranker-years", type=int, default=0)
+    models.add_argument("--rrf-k", type=lambda v: v if v == "auto" else None if v == "none" else int(v),
+                        default="auto", help="fusion with BM25: auto (chosen by fit), none, or a constant")
     s = sub.add_parser("synth", parents=[common, models])
     s.add_argument("--world", default="/tmp/synth100k")
     s.add_argument("--papers", type=int, default=100_000)
@@ -475,8 +477,6 @@ def main(argv: list[str] | None = None) -> None:
                    help="where the collection's MiniLM vectors are kept between runs")
     h.add_argument("--queries", type=int, default=0, help="the first N dev queries (0: all)")
     h.add_argument("--no-ranker", action="store_true")
-    h.add_argument("--rrf-k", type=lambda v: v if v == "auto" else None if v == "none" else int(v), default="auto",
-                   help="fusion with BM25: auto (chosen on held-out drafts of --as-of), none, or a constant")
     c = sub.add_parser("scale", parents=[common])
     c.add_argument("--world", default="/tmp/cite-synth1m")
     c.add_argument("--papers", type=int, default=1_000_000)

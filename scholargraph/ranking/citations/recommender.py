@@ -202,7 +202,8 @@ class CitationRecommender:
                                    **{**asdict(prm), "fusion": None})
         index = split.train.paper_index
         past.fit(split.train, exclude_queries=[index[i] for i in excluded if i in index], quiet=quiet)
-        past.lexical = BM25().fit(split.train, quiet=quiet)
+        # The past pipeline's own BM25 when its ranker took BM25's candidates (an index of the same papers).
+        past.lexical = past.candidate_bm25_ or BM25().fit(split.train, quiet=quiet)
         return {**past.choose_fusion(queries, qrels), "model_as_of": int(split.train.max_year)}
 
     def choose_fusion(self, queries: Sequence[Query], qrels: Mapping[str, Mapping[str, int]],
