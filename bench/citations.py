@@ -12,6 +12,7 @@ for quality, brute-force cosine over all papers for search latency.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -215,9 +216,14 @@ def cmd_hepth(args) -> dict:
     print(f"{snap.n_papers:,} papers, {snap.citations.nnz:,} citations; {len(queries)} dev queries "
           f"({time.perf_counter() - t0:.0f} s)", flush=True)
     selector = NNSelect(**json.loads(args.nnselect))
-    ranker = None if args.no_ranker else NNRank(**json.loads(args.nnrank))
+    encoder = None
+    if not args.no_encoder and not args.no_ranker:  # as `citations train` does on a graph with MiniLM vectors
+        encoder, vectors = _minilm_vectors(snap, Path(args.minilm_cache))
+        snap = dataclasses.replace(snap, semantic_vectors=vectors, semantic_encoder=encoder.key)
+    ranker = None if args.no_ranker else NNRank(**{"use_encoder": encoder is not None, **json.loads(args.nnrank)})
     t0 = time.perf_counter()
-    rec = CitationRecommender(selector, ranker, BM25(), ranker_years=args.ranker_years, fusion=args.rrf_k).fit(
+    rec = CitationRecommender(selector, ranker, BM25(), ranker_years=args.ranker_years, fusion=args.rrf_k,
+                              encoder=encoder if ranker is not None and ranker.params.use_encoder else None).fit(
         snap, as_of=args.as_of, quiet=args.quiet)
     validation = getattr(rec, "fusion_validation_", None)
     if validation is not None:
@@ -264,29 +270,39 @@ def _load_seconds(rec) -> float:
         return time.perf_counter() - t0
 
 
+def _minilm_vectors(snap, cache: Path):
+    """The pretrained encoder (all-MiniLM-L6-v2, int8 on ONNX Runtime: what `features` stores) and its
+    vectors of `snap`'s papers, cached in `cache` (.npz keyed by paper id; encoding hep-th's 22k abstracts
+    takes about 11 minutes on 2 cores)."""
+    from scholargraph.graph.encoders import PRETRAINED_ENCODER, make_encoder
+    from scholargraph.graph.vectors import text_vectors
+
+    encoder = make_encoder(PRETRAINED_ENCODER).fit([])
+    ids = snap.paper_ids
+    if cache.exists():
+        stored = np.load(cache)
+        row = {pid: i for i, pid in enumerate(stored["ids"].tolist())}
+        if all(pid in row for pid in ids):
+            return encoder, stored["vectors"][[row[pid] for pid in ids]]
+    t0 = time.perf_counter()
+    vectors = text_vectors(snap, encoder)
+    print(f"MiniLM vectors of {snap.n_papers:,} papers in {time.perf_counter() - t0:.0f} s", flush=True)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, ids=np.array(ids), vectors=vectors)
+    return encoder, vectors
+
+
 def _minilm_rows(rec, queries, qrels, cache: Path) -> dict:
     """The pretrained encoder (all-MiniLM-L6-v2) beside the trained models, on the same queries: alone (a first
     stage), fused with BM25 (the text-only ranker), and as a third list in the trained model's fusion
     (NNSelect + NNRank, BM25, MiniLM; the model's rrf_k, or 10 when it serves alone). The collection's vectors
-    are cached in `cache` (.npz keyed by paper id; encoding 19k abstracts takes minutes on 2 cores)."""
-    from scholargraph.graph.encoders import make_encoder
-    from scholargraph.graph.vectors import text_vectors
+    come from _minilm_vectors."""
     from scholargraph.ranking.citations.recommender import reciprocal_rank_fusion, score_run
     from scholargraph.ranking.citations.textonly import TextOnlyRecommender
 
     snap = rec.snapshot
     ids = snap.paper_ids
-    encoder = make_encoder("minilm").fit([])
-    if cache.exists():  # vectors keyed by paper id (a cache of the whole file serves the as-of collection)
-        stored = np.load(cache)
-        row = {pid: i for i, pid in enumerate(stored["ids"].tolist())}
-        vectors = stored["vectors"][[row[pid] for pid in ids]]
-    else:
-        t0 = time.perf_counter()
-        vectors = text_vectors(snap, encoder)
-        print(f"MiniLM vectors of {snap.n_papers:,} papers in {time.perf_counter() - t0:.0f} s", flush=True)
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(cache, ids=np.array(ids), vectors=vectors)
+    encoder, vectors = _minilm_vectors(snap, cache)
     # The text-only ranker `citations recommend` serves without a model gives the BM25 and MiniLM lists.
     text_only = TextOnlyRecommender().fit(snap, vectors, encoder)
     k = rec.rrf_k or 10
@@ -299,7 +315,7 @@ def _minilm_rows(rec, queries, qrels, cache: Path) -> dict:
         seconds["minilm"] = seconds.get("minilm", 0.0) + text_only.seconds_.get(text_only.encoder_name, 0.0)
         bm25, dense = lists["bm25"], lists[text_only.encoder_name]
         found = rec.selector.candidates(q.title, q.abstract, q.year, (q.id,))
-        ranked = rec._order(found, q.title, q.abstract, q.year, use_ranker=True)[0][:100].tolist()
+        ranked = rec._order(found, q.title, q.abstract, q.year, use_ranker=True, exclude_ids=(q.id,))[0][:100].tolist()
         fused = {"minilm": dense, "bm25+minilm (rrf 60)": lists[text_only.name],
                  f"nnrank+bm25+minilm (rrf {k})": [i for i, _ in reciprocal_rank_fusion([ranked, bm25, dense], k, 100)],
                  f"nnrank+minilm (rrf {k})": [i for i, _ in reciprocal_rank_fusion([ranked, dense], k, 100)]}
@@ -473,10 +489,12 @@ def main(argv: list[str] | None = None) -> None:
     h.add_argument("--as-of", type=int, default=1999)
     h.add_argument("--minilm", action="store_true",
                    help="add the pretrained encoder: alone, fused with BM25, and fused into the trained model")
-    h.add_argument("--minilm-cache", default="/tmp/scholargraph-bench/hepth-minilm.npz",
+    h.add_argument("--minilm-cache", default="/tmp/scholargraph-bench/hepth-minilm-onnx-int8.npz",
                    help="where the collection's MiniLM vectors are kept between runs")
     h.add_argument("--queries", type=int, default=0, help="the first N dev queries (0: all)")
     h.add_argument("--no-ranker", action="store_true")
+    h.add_argument("--no-encoder", action="store_true",
+                   help="NNRank without the pretrained encoder's evidence (as on a graph without its vectors)")
     c = sub.add_parser("scale", parents=[common])
     c.add_argument("--world", default="/tmp/cite-synth1m")
     c.add_argument("--papers", type=int, default=1_000_000)

@@ -27,6 +27,7 @@ from scholargraph.ranking.citations.recommender import (
 from scholargraph.ranking.citations.service import (
     has_model,
     load_recommender,
+    ranker_encoder,
     recommend_citations,
     registry,
     text_only_recommender,
@@ -43,6 +44,30 @@ def citations_group() -> None:
     """Citeomatic: what a draft should cite, from its title and abstract alone."""
 
 
+def encoder_option(f):
+    return click.option(
+        "--encoder", "encoder_name", default="auto", show_default=True,
+        help="The pretrained encoder NNRank reads evidence from (its cosine of draft and paper, and the "
+             "citations of the draft's nearest papers by it): auto (the graph's, as `features` stored its "
+             "vectors, else the current citation model's), none, or a name such as minilm-onnx-int8.")(f)
+
+
+def ranker_and_snapshot(obj, store, no_ranker: bool, encoder_name: str):
+    """NNRank reading the chosen pretrained encoder (none without a ranker), the encoder, and the graph with
+    that encoder's stored vectors; one line says which."""
+    encoder = None if no_ranker else ranker_encoder(obj.settings.models_dir, encoder_name)
+    snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet, with_vectors=encoder is not None,
+                                        semantic_encoder=None if encoder is None else encoder.key)
+    if encoder is not None:
+        stored = 0 if snapshot.semantic_vectors is None else int(snapshot.semantic_vectors.any(axis=1).sum())
+        click.echo(f"NNRank reads the pretrained encoder {encoder.name}: its vectors of {stored:,} papers are in "
+                   "the graph, the rest are encoded now", err=True)
+    elif not no_ranker:
+        click.echo("NNRank without a pretrained encoder's evidence (--encoder none, or none in the graph: "
+                   "`scholargraph features` stores one's vectors)", err=True)
+    return (None if no_ranker else NNRank(use_encoder=encoder is not None)), encoder, snapshot
+
+
 @citations_group.command("train")
 @click.option("--as-of", "as_of", type=int, default=None, help="Train on papers up to this year only.")
 @click.option("--no-ranker", is_flag=True, help="Train NNSelect only (no NNRank re-ranker).")
@@ -51,20 +76,21 @@ def citations_group() -> None:
 @click.option("--max-triplets", type=click.IntRange(1000, 100_000_000), default=NNSelectParams.max_triplets,
               show_default=True,
               help="NNSelect training triplets per epoch (fewer: faster, rougher).")
+@encoder_option
 @click.pass_obj
-def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets: int) -> None:
+def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets: int, encoder_name: str) -> None:
     """Train NNSelect (text embedding, triplet loss on the citation graph) and NNRank (re-ranker)."""
     t0 = time.perf_counter()
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
+        ranker, encoder, snapshot = ranker_and_snapshot(obj, store, no_ranker, encoder_name)
     short = too_few_citations(snapshot.as_of(as_of) if as_of is not None else snapshot)
     if short:
         # Not an error: a library without citations is served by the text-only ranker.
         click.echo(f"{short}: nothing trained. `scholargraph citations recommend` answers with the text-only "
                    "ranker (BM25, fused with the pretrained encoder's vectors when `features` stored them)")
         return
-    rec = CitationRecommender(NNSelect(epochs=epochs, max_triplets=max_triplets),
-                              None if no_ranker else NNRank()).fit(snapshot, as_of=as_of, quiet=obj.quiet)
+    rec = CitationRecommender(NNSelect(epochs=epochs, max_triplets=max_triplets), ranker,
+                              encoder=encoder).fit(snapshot, as_of=as_of, quiet=obj.quiet)
     reg = registry(obj.settings.models_dir)
     version, base = reg.claim()
     # The selector is saved once, as the Citeomatic text encoder, which becomes the graph's encoder.
@@ -95,8 +121,8 @@ def fusion_note(rec: CitationRecommender) -> str:
               if "model_as_of" in val else f"{val['queries']} held-out drafts of the last year")
     return (f"served ranker: {rec.name}{'' if rec.lexical is None else f' (rrf_k {rec.rrf_k})'}, chosen on "
             f"{drafts} (F1@20 / MRR: {scores}; alone minus the best "
-            f"fusion {val['alone_minus_fused']:+.4f}, standard error {val['standard_error']:.4f}: alone only "
-            f"beyond twice that)")
+            f"fusion {val['alone_minus_fused']:+.4f}, standard error {val['standard_error']:.4f}; the best on "
+            f"the drafts serves)")
 
 
 def _queries_from_options(queries: str | None, title: str | None, abstract: str | None,
@@ -198,13 +224,17 @@ def format_results(results: dict) -> str:
               help="Papers after YEAR are the queries, their in-corpus references the gold; trains as of YEAR.")
 @click.option("--max-queries", type=int, default=500, show_default=True, help="Sample of time-split queries.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="PNG chart of the table.")
+@encoder_option
 @click.pass_obj
 def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | None, max_queries: int,
-                 plot: str | None) -> None:
+                 plot: str | None, encoder_name: str) -> None:
     """F1@20, MRR, Recall@20/100 for BM25, NNSelect and NNSelect + NNRank side by side (without a trained
     model: BM25, the pretrained encoder and their fusion, the text-only rankers that `recommend` serves)."""
     if (time_split is None) == (queries is None or qrels is None):
         raise UsageError("give either --queries FILE --qrels FILE, or --time-split YEAR")
+    if encoder_name != "auto" and time_split is None:
+        raise UsageError("--encoder is for --time-split, which trains a model; a saved model reads the encoder it "
+                         "was trained with")
     # The user's files are read first: a bad one is refused before a model is loaded or the graph pulled.
     given = (read_queries(queries), read_qrels(qrels)) if queries is not None and qrels is not None else None
     text_only = time_split is None and not has_model(obj.settings.models_dir)
@@ -212,6 +242,8 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
         if text_only:
             rec = text_only_recommender(store, obj.settings.models_dir, obj.quiet)
             snapshot = rec.snapshot_
+        elif time_split is not None:  # trains a model of its own, as `train` would
+            ranker, encoder, snapshot = ranker_and_snapshot(obj, store, False, encoder_name)
         else:
             snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
     if text_only:
@@ -225,7 +257,7 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
             raise UsageError(f"no paper after {time_split} cites a paper up to {time_split}")
         click.echo(f"time split at {time_split}: training on {split.train.n_papers:,} papers, "
                    f"{len(split.queries):,} later papers as queries", err=True)
-        model = CitationRecommender(NNSelect(), NNRank(), BM25()).fit(split.train, quiet=obj.quiet)
+        model = CitationRecommender(NNSelect(), ranker, BM25(), encoder=encoder).fit(split.train, quiet=obj.quiet)
         results = model.evaluate(split.queries, split.qrels, quiet=obj.quiet)
     else:
         assert given is not None, "checked above: no --time-split means both files"

@@ -15,6 +15,7 @@ from torch import nn
 from scholargraph.errors import NotFitted
 from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
 from scholargraph.progress import progress
+from scholargraph.ranking.citations.ann import ExactIndex, normalise_rows
 from scholargraph.ranking.citations.bm25 import BM25
 from scholargraph.ranking.citations.nnselect import (
     Candidates,
@@ -44,6 +45,49 @@ AGE_FEATURES = ("log_age",)
 NEIGHBOUR_FEATURES = ("log_neighbour_citations",)
 METADATA_FEATURES = ("venue_prior", "author_prior")
 BM25_FEATURES = ("log_bm25",)
+ENCODER_FEATURES = ("encoder_cosine", "log_encoder_neighbour_citations")
+
+
+class EncoderEvidence:
+    """A pretrained text encoder's view of (query, candidate) pairs: the cosine of their vectors, and how
+    many of the query's nearest papers by that encoder (published no later than the query, never the query
+    itself) cite the candidate. The encoder never saw the citation graph, so neither is inflated on the
+    ranker's training pairs the way NNSelect's own cosine and neighbours are."""
+
+    def __init__(self, vectors: np.ndarray, snapshot: GraphSnapshot, neighbours: int):
+        if len(vectors) != snapshot.n_papers:
+            raise ValueError(f"{len(vectors)} encoder vectors for {snapshot.n_papers} papers")
+        self.vectors = normalise_rows(np.asarray(vectors, dtype=np.float32))
+        self.has_vector: np.ndarray = np.asarray(self.vectors.any(axis=1))
+        self.index = ExactIndex(self.vectors, snapshot.paper_year, self.has_vector)
+        self.citations = sp.csr_matrix(snapshot.citations)
+        self.neighbours = neighbours
+
+    def pairs(self, query_vectors: np.ndarray, query_of_pair: np.ndarray, candidates: np.ndarray,
+              max_years: np.ndarray, excluded: list[list[int]]) -> np.ndarray:
+        """(pairs, 2): the cosine and log(1 + neighbour citations) of pair i, query query_of_pair[i] (a row of
+        `query_vectors`, with its year cap and excluded papers) and candidate candidates[i]. A query without
+        a vector has no neighbours and cosine 0."""
+        out = np.zeros((len(candidates), 2), dtype=np.float32)
+        if len(candidates) == 0:
+            return out
+        q = normalise_rows(np.asarray(query_vectors, dtype=np.float32))
+        out[:, 0] = np.einsum("ij,ij->i", q[query_of_pair], self.vectors[candidates])
+        k = min(self.neighbours, int(self.has_vector.sum()))
+        if k == 0:
+            return out
+        nbrs, _ = self.index.search(q, k, max_years=max_years, exclude=excluded)
+        order = np.argsort(query_of_pair, kind="stable")
+        bounds = np.searchsorted(query_of_pair[order], np.arange(len(q) + 1))
+        for r in range(len(q)):
+            rows = order[bounds[r]:bounds[r + 1]]
+            found = nbrs[r][nbrs[r] >= 0]
+            if len(rows) == 0 or not q[r].any() or len(found) == 0:
+                continue
+            cited = np.sort(self.citations[found].indices)
+            c = candidates[rows]
+            out[rows, 1] = np.log1p(np.searchsorted(cited, c, side="right") - np.searchsorted(cited, c, side="left"))
+        return out
 
 
 def ranking_triplet_loss(pos_scores: torch.Tensor, neg_scores: torch.Tensor, margin: float) -> torch.Tensor:
@@ -95,11 +139,13 @@ class NNRankParams:
     """Hyperparameters (all saved in the JSON config)."""
 
     dim: int | None = None  # None: NNSelect's dimension with init_from_selector, else 64
-    hidden: int = 32
+    # 64 and 4 since issue 28 (were 32 and 2): on hep-th +0.003 F1@20 without the encoder's evidence and
+    # +0.006 with it (docs/citations.md)
+    hidden: int = 64
     margin: float = 0.2
     lr: float = 0.01
     batch_size: int = 256
-    epochs: int = 2
+    epochs: int = 4
     max_queries: int = 3000
     min_refs: int = 2
     negatives_per_positive: int = 4
@@ -118,6 +164,11 @@ class NNRankParams:
     # over-trust it; on hep-th leaving it out gave +0.020 F1@20 and +0.055 MRR (docs/citations.md). The
     # candidates still come from NNSelect, ordered by it.
     use_selector_cosine: bool = False
+    # A pretrained encoder's cosine and the citations of its nearest papers to the draft (EncoderEvidence):
+    # vectors the recommender gives (CitationRecommender's `encoder`). On hep-th they took NNSelect + NNRank
+    # from 0.211 to 0.224 F1@20 and 0.573 to 0.601 MRR (docs/citations.md).
+    use_encoder: bool = False
+    encoder_neighbours: int = 50
     without: tuple[str, ...] = ()  # features left out (ablations): names from all_feature_names
     # BM25's top this many papers join NNSelect's candidates (0: the selector's alone, as in the paper)
     lexical_candidates: int = 0
@@ -158,7 +209,8 @@ class NNRank:
                 + (AGE_FEATURES if self.params.use_age else ())
                 + (NEIGHBOUR_FEATURES if self.params.use_neighbour_citations else ())
                 + (METADATA_FEATURES if self.params.use_metadata else ())
-                + (BM25_FEATURES if self.params.use_bm25 else ()))
+                + (BM25_FEATURES if self.params.use_bm25 else ())
+                + (ENCODER_FEATURES if self.params.use_encoder else ()))
 
     @property
     def feature_names(self) -> tuple[str, ...]:
@@ -221,8 +273,29 @@ class NNRank:
             self._bm25_cache = (corpus, bm25_document_weights(corpus.bags, corpus.vocabulary.idf))
         return self._bm25_cache[1]
 
+    def index_encoder(self, snapshot: GraphSnapshot, vectors: np.ndarray | None) -> NNRank:
+        """The pretrained encoder's vectors of `snapshot`'s papers (rows in its order; zero rows: none), which
+        `use_encoder` reads; the snapshot the selector indexes."""
+        if not self.params.use_encoder:
+            return self
+        if vectors is None:
+            raise NotFitted("NNRank(use_encoder=True) needs the pretrained encoder's vectors of the collection")
+        self.encoder_evidence_ = EncoderEvidence(vectors, snapshot, self.params.encoder_neighbours)
+        return self
+
+    def _encoder_pairs(self, query_vectors: np.ndarray | None, query_of_pair: np.ndarray, cands: np.ndarray,
+                       max_years: np.ndarray, excluded: list[list[int]]) -> np.ndarray | None:
+        if not self.params.use_encoder:
+            return None
+        evidence = getattr(self, "encoder_evidence_", None)
+        if evidence is None or query_vectors is None:
+            raise NotFitted("NNRank(use_encoder=True) needs the encoder's vectors: of the collection "
+                            "(index_encoder) and of the draft")
+        return evidence.pairs(query_vectors, query_of_pair, cands, max_years, excluded)
+
     def _fixed(self, corpus: Corpus, q_bags: Bags, q_rows: np.ndarray, cands: np.ndarray, nn_cos: np.ndarray,
-               q_years: np.ndarray, votes: np.ndarray | None, own_citation: np.ndarray | None = None) -> np.ndarray:
+               q_years: np.ndarray, votes: np.ndarray | None, own_citation: np.ndarray | None = None,
+               encoder_pairs: np.ndarray | None = None) -> np.ndarray:
         """Fixed (not learned) features of pairs (query row q_rows[i] of q_bags, candidate cands[i])."""
         idf = corpus.vocabulary.idf
         c_bags = corpus.bags.rows(cands)
@@ -247,6 +320,9 @@ class NNRank:
             cols += [venue_prior[cands], author_prior[cands]]
         if self.params.use_bm25:
             cols.append(np.log1p(bm25_pair_scores(q_bags, q_rows, self._bm25_weights(corpus)[cands])))
+        if self.params.use_encoder:
+            assert encoder_pairs is not None, "the encoder's pair features are computed whenever they are on"
+            cols += [encoder_pairs[:, 0], encoder_pairs[:, 1]]
         fixed = [name for name in self.all_feature_names if name not in COSINE_FEATURES]
         kept = [c for name, c in zip(fixed, cols) if name not in self.params.without]
         return np.stack(kept, axis=1).astype(np.float32) if len(cands) and kept else np.zeros((len(cands), len(kept)),
@@ -256,19 +332,21 @@ class NNRank:
 
     def fit(self, snapshot: GraphSnapshot, selector: NNSelect, as_of: int | None = None, epochs: int | None = None,
             queries: Sequence[int] | np.ndarray | None = None, quiet: bool = True,
-            lexical: BM25 | None = None) -> NNRank:
+            lexical: BM25 | None = None, encoder_vectors: np.ndarray | None = None) -> NNRank:
         """Train on the citations of `snapshot` as of `as_of`: for sampled citing papers, the positives are
         what they cite, the negatives NNSelect's other candidates for them (what the ranker must tell apart
         at run time), random papers and papers cited by their citations. The selector must be fitted; it is
         (re-)indexed on the as-of snapshot if it indexes another one. `queries` (indexes into the as-of
         snapshot) restricts the citing papers. With `lexical_candidates`, `lexical` (a BM25 of the as-of
         snapshot; fitted here when not given) adds its top papers to each query's candidates, as
-        CitationRecommender does for drafts."""
+        CitationRecommender does for drafts. With `use_encoder`, `encoder_vectors` are the pretrained
+        encoder's vectors of the as-of snapshot's papers (rows in its order)."""
         with flushed_denormals():
-            return self._fit(snapshot, selector, as_of, epochs, queries, quiet, lexical)
+            return self._fit(snapshot, selector, as_of, epochs, queries, quiet, lexical, encoder_vectors)
 
     def _fit(self, snapshot: GraphSnapshot, selector: NNSelect, as_of: int | None, epochs: int | None,
-             queries: Sequence[int] | np.ndarray | None, quiet: bool, lexical: BM25 | None) -> NNRank:
+             queries: Sequence[int] | np.ndarray | None, quiet: bool, lexical: BM25 | None,
+             encoder_vectors: np.ndarray | None) -> NNRank:
         if not hasattr(selector, "model_"):
             raise NotFitted("NNRank.fit needs a fitted NNSelect")
         prm = self.params
@@ -277,6 +355,7 @@ class NNRank:
             selector.index_snapshot(train)
         corpus = selector.corpus_
         self.vocabulary_ = corpus.vocabulary
+        self.index_encoder(corpus.snapshot, encoder_vectors)
         epochs = prm.epochs if epochs is None else epochs
         rng = np.random.default_rng(prm.seed)
         t0 = time.perf_counter()
@@ -353,10 +432,17 @@ class NNRank:
         qy = corpus.years[q_all]
         v_pos = np.concatenate(vp) if vp else np.zeros(0, np.float32)
         v_neg = np.concatenate(vn) if vn else np.zeros(0, np.float32)
+        e_pos = e_neg = None
+        if prm.use_encoder:  # each query's neighbours by the encoder: no later paper, never itself
+            uq, q_of = np.unique(q_all, return_inverse=True)
+            vec, caps, excl = self.encoder_evidence_.vectors[uq], corpus.years[uq], [[int(q)] for q in uq]
+            e_pos = self._encoder_pairs(vec, q_of, p_all, caps, excl)
+            e_neg = self._encoder_pairs(vec, q_of, n_all, caps, excl)
         f_pos = self._fixed(corpus, corpus.bags, q_all, p_all, ncos_p, qy, v_pos,
-                            own_citation=np.ones(len(q_all), np.float32))
+                            own_citation=np.ones(len(q_all), np.float32), encoder_pairs=e_pos)
         own_n = np.asarray(cit[q_all, n_all]).ravel().astype(np.float32) if len(q_all) else np.zeros(0, np.float32)
-        f_neg = self._fixed(corpus, corpus.bags, q_all, n_all, ncos_n, qy, v_neg, own_citation=own_n)
+        f_neg = self._fixed(corpus, corpus.bags, q_all, n_all, ncos_n, qy, v_neg, own_citation=own_n,
+                            encoder_pairs=e_neg)
         prep_seconds = time.perf_counter() - t0
         n_fixed = self._n_fixed
         self.dim_ = int(prm.dim or (selector.params.dim if prm.init_from_selector else 64))
@@ -422,9 +508,12 @@ class NNRank:
     # --- scoring ---------------------------------------------------------------------------------
 
     def score(self, corpus: Corpus, title: str | None, abstract: str | None, candidates: Candidates,
-              year: int | None = None) -> np.ndarray:
+              year: int | None = None, query_vector: np.ndarray | None = None,
+              exclude: Sequence[int] = ()) -> np.ndarray:
         """Scores in (0, 1) of the selector's `candidates` (indexes into `corpus`, the selector's corpus) for
-        a draft of `year` (None: a draft written now, the year after the corpus's last)."""
+        a draft of `year` (None: a draft written now, the year after the corpus's last). With `use_encoder`,
+        `query_vector` is the draft's by the pretrained encoder, and `exclude` the papers that are the draft
+        itself (never its own neighbour)."""
         self._check_fitted()
         if corpus.vocabulary.fingerprint() != self.vocabulary_.fingerprint():
             raise NotFitted("NNRank was trained with another vocabulary than this corpus's selector")
@@ -438,7 +527,10 @@ class NNRank:
         qy = np.full(len(cands), year, dtype=np.int64)
         votes = (candidates.neighbour_citations(corpus.snapshot.citations) if self.params.use_neighbour_citations
                  else None)
-        fixed = self._fixed(corpus, q_bags, rows, cands, np.asarray(candidates.cosines, np.float32), qy, votes)
+        enc = self._encoder_pairs(None if query_vector is None else np.asarray(query_vector)[None, :], rows, cands,
+                                  np.array([year]), [[int(i) for i in exclude]])
+        fixed = self._fixed(corpus, q_bags, rows, cands, np.asarray(candidates.cosines, np.float32), qy, votes,
+                            encoder_pairs=enc)
         with torch.no_grad():
             if self._uses_cosines:
                 qt, qa = self.model_.fields(self._weigh(q_bags))
@@ -487,4 +579,5 @@ class NNRank:
         return model
 
 
-__all__ = ["BASE_FEATURES", "COSINE_FEATURES", "SELECTOR_FEATURES", "NNRank", "NNRankParams", "ranking_triplet_loss"]
+__all__ = ["BASE_FEATURES", "COSINE_FEATURES", "ENCODER_FEATURES", "SELECTOR_FEATURES", "EncoderEvidence", "NNRank",
+           "NNRankParams", "ranking_triplet_loss"]

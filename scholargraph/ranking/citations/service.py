@@ -7,8 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from scholargraph.errors import NotFitted
-from scholargraph.graph.encoders import EncoderUnavailable, MiniLMEncoder
+from scholargraph.errors import NotFitted, UsageError
+from scholargraph.graph.encoders import (
+    ENCODERS,
+    EncoderUnavailable,
+    MiniLMEncoder,
+    TextEncoder,
+    load_encoder,
+    make_encoder,
+)
 from scholargraph.graph.features import load_current_models
 from scholargraph.graph.ids import IdResolver
 from scholargraph.graph.scoring import publish_paper_scores
@@ -18,7 +25,7 @@ from scholargraph.graph.vectors import stored_text_vectors
 from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
 from scholargraph.ranking.citations.batch import recommend_drafts
 from scholargraph.ranking.citations.bm25 import BM25
-from scholargraph.ranking.citations.recommender import CitationRecommender, Query
+from scholargraph.ranking.citations.recommender import TEXT_ENCODER_DIR, CitationRecommender, Query
 from scholargraph.ranking.citations.textonly import TextOnlyRecommender
 from scholargraph.registry import ModelRegistry
 
@@ -73,6 +80,32 @@ def pretrained_encoder(models_dir: Path):
     except (NotFitted, EncoderUnavailable):  # saved by another install, or its package is missing
         return None
     return encoder if isinstance(encoder, MiniLMEncoder) else None
+
+
+def ranker_encoder(models_dir: Path, name: str) -> TextEncoder | None:
+    """The pretrained encoder whose evidence NNRank reads, as `--encoder` names it: "none"; "auto" (the
+    graph's current encoder when it is a pretrained one, else the one the current citation model reads, so
+    that a retrain keeps it after the Citeomatic encoder became the graph's; else none); or a pretrained
+    encoder's name. A name that is not one is a UsageError."""
+    if name == "none":
+        return None
+    if name == "auto":
+        encoder = pretrained_encoder(models_dir)
+        if encoder is None and has_model(models_dir):
+            path = Path(load_meta(models_dir).get("path") or ".") / TEXT_ENCODER_DIR
+            try:
+                encoder = load_encoder(path) if path.is_dir() else None
+            except (NotFitted, EncoderUnavailable):
+                encoder = None
+        return encoder
+    pretrained = sorted(n for n, cls in ENCODERS.items() if issubclass(cls, MiniLMEncoder))
+    if name not in pretrained:
+        raise UsageError(f"--encoder {name}: not a pretrained encoder; give auto, none or one of "
+                         f"{', '.join(pretrained)}")
+    try:
+        return make_encoder(name).fit([])
+    except EncoderUnavailable as e:
+        raise UsageError(f"--encoder {name}: {e}") from None
 
 
 def text_only_recommender(store, models_dir: Path, quiet: bool = True,

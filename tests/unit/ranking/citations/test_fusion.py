@@ -56,7 +56,7 @@ def test_auto_fusion_is_chosen_on_held_out_drafts(bigger, monkeypatch):
     fused = {c: m["f1@20"] + m["mrr"] for c, m in val["scores"].items() if c != "None"}
     alone = val["scores"]["None"]["f1@20"] + val["scores"]["None"]["mrr"]
     assert val["alone_minus_fused"] == pytest.approx(alone - max(fused.values()), abs=1e-9)
-    if val["alone_minus_fused"] > 2 * val["standard_error"]:  # alone only when clearly better
+    if round(val["alone_minus_fused"], 9) > 0:  # the best on the drafts, neither side favoured
         assert val["choice"] is None
     else:
         assert fused[str(val["choice"])] == pytest.approx(max(fused.values()), abs=1e-9)

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+import pickle
 
 import numpy as np
 import pytest
 
 from scholargraph.errors import NotFitted
-from scholargraph.graph.snapshot import GraphSnapshot
+from scholargraph.graph.encoders import make_encoder
+from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.ranking.citations.bm25 import BM25
-from scholargraph.ranking.citations.nnrank import NNRank
+from scholargraph.ranking.citations.nnrank import ENCODER_FEATURES, EncoderEvidence, NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.recommender import (
     CitationRecommender,
     Query,
+    encoder_vectors,
     read_queries,
     score_run,
     time_split_queries,
@@ -288,3 +291,57 @@ def test_ranker_with_bm25_candidates_sees_them_and_round_trips(tmp_path, split):
     again, again_scores = loaded.score(q.title, q.abstract, q.year, (q.id,))
     np.testing.assert_array_equal(again, cand)
     np.testing.assert_allclose(again_scores, scores, rtol=1e-6)
+
+
+def test_encoder_evidence_counts_the_citations_of_the_drafts_nearest_earlier_papers():
+    # Papers 0-3; 1 and 2 cite 0, 3 cites 1. Vectors: 1, 2 and 3 all point the draft's way.
+    snap = GraphSnapshot.build([{"id": f"p{i}", "year": 2000 + i, "title": f"t{i}"} for i in range(4)], [],
+                               [("p1", "p0"), ("p2", "p0"), ("p3", "p1")])
+    vectors = np.array([[0, 1], [1, 0], [1, 0.1], [1, 0.2]], dtype=np.float32)
+    evidence = EncoderEvidence(vectors, snap, neighbours=2)
+    draft = np.array([[1.0, 0.0]])
+    pairs = evidence.pairs(draft, np.zeros(2, np.int64), np.array([0, 1]), np.array([2003]), [[]])
+    np.testing.assert_allclose(pairs[:, 0], [0.0, 1.0], atol=1e-6)
+    np.testing.assert_allclose(pairs[:, 1], np.log1p([2, 0]))  # neighbours 1 and 2 both cite 0
+    # Capped at 2002 and with paper 1 excluded, the neighbours are 2 and 0: one citation of 0.
+    capped = evidence.pairs(draft, np.zeros(2, np.int64), np.array([0, 1]), np.array([2002]), [[1]])
+    np.testing.assert_allclose(capped[:, 1], np.log1p([1, 0]))
+    # A draft without a vector has no neighbours.
+    assert not evidence.pairs(np.zeros((1, 2)), np.zeros(2, np.int64), np.array([0, 1]), np.array([2003]),
+                              [[]]).any()
+
+
+def test_ranker_reading_a_pretrained_encoder_keeps_its_vectors_and_round_trips(tmp_path, split):
+    texts = [split.train.text(i) for i in range(split.train.n_papers)]
+    encoder = make_encoder("tfidf-svd", dim=8, min_df=1).fit(texts)
+    with pytest.raises(ValueError, match="encoder="):
+        CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK, use_encoder=True))
+    rec = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK, use_encoder=True, encoder_neighbours=5),
+                              encoder=encoder, fusion=None).fit(split.train)
+    assert rec.uses_encoder and rec.ranker.feature_names[-2:] == ENCODER_FEATURES
+    np.testing.assert_allclose(rec.snapshot.semantic_vectors, encoder.encode_fields(*split.train.text_fields()),
+                               atol=1e-6)
+    q = split.queries[0]
+    cand, scores = rec.score(q.title, q.abstract, q.year, (q.id,))
+    loaded = CitationRecommender.load(rec.save(tmp_path / "model"))
+    assert loaded.encoder is not None and loaded.encoder.key == encoder.key
+    # The saved vectors serve the same papers: none is encoded again when the model indexes them.
+    _, encoded = encoder_vectors(split.train, loaded.encoder, loaded.known_vectors_)
+    assert encoded == 0
+    loaded.index_snapshot(split.train)
+    again, again_scores = loaded.score(q.title, q.abstract, q.year, (q.id,))
+    np.testing.assert_array_equal(again, cand)
+    np.testing.assert_allclose(again_scores, scores, rtol=1e-5)
+    # Batch scoring ships the recommender to each partition: pickled, it scores the same.
+    shipped, shipped_scores = pickle.loads(pickle.dumps(loaded)).score(q.title, q.abstract, q.year, (q.id,))
+    np.testing.assert_array_equal(shipped, cand)
+    np.testing.assert_allclose(shipped_scores, scores, rtol=1e-5)
+    # A paper of the collection given as a draft is not its own neighbour: its citations are not evidence.
+    me = split.train.n_papers - 1
+    found = rec.selector.candidates(split.train.titles[me], split.train.abstracts[me], None,
+                                    (split.train.paper_ids[me],))
+    vector = rec.snapshot.semantic_vectors[me]
+    own = rec.ranker.encoder_evidence_.pairs(vector[None, :], np.zeros(len(found.indexes), np.int64), found.indexes,
+                                            np.array([NO_YEAR]), [[me]])
+    nbrs, _ = rec.ranker.encoder_evidence_.index.search(vector[None, :], 5, exclude=[[me]])
+    assert me not in nbrs[0] and own.shape == (len(found.indexes), 2)

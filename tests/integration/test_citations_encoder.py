@@ -1,0 +1,76 @@
+"""Citeomatic reading a pretrained encoder's evidence, on real arXiv hep-th papers (1992, and the 1993 papers
+that cite them) in a real Neo4j through the CLI: `features` stores MiniLM vectors, `citations train` names
+the encoder NNRank reads, the model keeps that encoder and its vectors, so that serving and a retrain after
+the Citeomatic encoder became the graph's still read it; a wrong --encoder is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli_env, open_test_store, require_shared_data
+from tests.integration.test_ids_cli import cli
+
+ENCODER = "minilm-onnx-int8"
+
+
+@pytest.fixture(scope="module")
+def library(neo4j_settings, tmp_path_factory):
+    dump = require_shared_data("hepth", "hepth-1992-2000.aminer.jsonl")
+    rows = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines() if line.strip()]
+    early = {r["id"] for r in rows if r.get("year") == 1992}
+    citing = [r for r in rows if r.get("year") == 1993 and len(early.intersection(r.get("references") or [])) >= 2]
+    papers = [r for r in rows if r["id"] in early] + citing
+    work = tmp_path_factory.mktemp("encoder")
+    corpus = work / "hepth-1992-1993.aminer.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in papers), encoding="utf-8")
+    drafts = work / "drafts.jsonl"  # in-graph papers of 1993, as drafts under their node ids
+    drafts.write_text("".join(json.dumps({"id": f"aminer:{r['id']}", "title": r["title"], "abstract": r["abstract"],
+                                          "year": 1993}) + "\n" for r in citing[:3]), encoding="utf-8")
+    env = cli_env(neo4j_settings, work / "home")
+    with open_test_store(neo4j_settings) as store:
+        store.apply_schema()
+        store.reset()
+        cli(env, "ingest", "aminer", str(corpus))
+        cli(env, "features", "--encoder", ENCODER, "--topics", "4")
+        yield env, work, drafts, len(papers)
+        store.reset()
+
+
+def train(env, *extra):
+    return cli(env, "citations", "train", "--epochs", "1", "--max-triplets", "5000", *extra)
+
+
+def test_the_ranker_reads_the_graphs_encoder_and_keeps_it_for_serving_and_retraining(library):
+    env, work, drafts, n = library
+    first = train(env)
+    assert f"NNRank reads the pretrained encoder {ENCODER}: its vectors of {n:,} papers are in the graph" \
+        in first.stderr, first.stderr
+    path = Path(json.loads((work / "home" / "models" / "citations" / "current.json").read_text())["path"])
+    assert json.loads((path / "config.json").read_text())["text_encoder"] == "text-encoder"
+    assert (path / "text-vectors.npz").is_file()
+    features = json.loads((path / "nnrank" / "config.json").read_text())["features"]
+    assert features[-2:] == ["encoder_cosine", "log_encoder_neighbour_citations"]
+    # Served from the model's own vectors: the in-graph drafts never get themselves back.
+    rows = [json.loads(line) for line in cli(env, "citations", "recommend", "--queries", str(drafts), "--k", "10",
+                                             "--format", "jsonl").stdout.splitlines() if line.strip()]
+    assert len(rows) == 30 and {r["ranker"] for r in rows} <= {"citeomatic", "citeomatic+bm25"}
+    ids = {json.loads(line)["id"] for line in drafts.read_text(encoding="utf-8").splitlines()}
+    assert {r["query"] for r in rows} == ids and not [r for r in rows if r["paper_id"] == r["query"]]
+    # The graph's encoder is now Citeomatic's; a retrain (auto) still reads MiniLM, from the current model.
+    again = train(env)
+    assert f"NNRank reads the pretrained encoder {ENCODER}" in again.stderr, again.stderr
+    assert "without a pretrained encoder" in train(env, "--encoder", "none").stderr
+
+
+def test_a_wrong_encoder_is_one_line_and_exit_2(library):
+    env, work, drafts, _ = library
+    proc = cli(env, "citations", "train", "--encoder", "tfidf-svd", check=False)
+    assert proc.returncode == 2 and "not a pretrained encoder" in proc.stderr and "Traceback" not in proc.stderr
+    qrels = work / "qrels.txt"
+    qrels.write_text("q 0 aminer:9201001 1\n", encoding="utf-8")
+    proc = cli(env, "citations", "evaluate", "--queries", str(drafts), "--qrels", str(qrels), "--encoder", "none",
+               check=False)
+    assert proc.returncode == 2 and "--encoder is for --time-split" in proc.stderr and "Traceback" not in proc.stderr
