@@ -32,6 +32,7 @@ from scholargraph.ranking.citations.text import (
     bm25_pair_scores,
     intersection_idf,
 )
+from scholargraph.ranking.torch_threads import torch_threads
 from scholargraph.registry import load_state, read_config, save_state, write_config
 
 MODEL_NAME = "nnrank"
@@ -181,6 +182,9 @@ class NNRankParams:
     negative_popularity: float = 0.0
     candidate_positives: bool = True
     seed: int = 0
+    # torch threads while training. One: on hep-th two threads trained models 0.01 F1@20 worse (issue 28),
+    # and with one the same seed gives the same model whatever the machine's cores. 0: torch's default.
+    threads: int = 1
 
 
 class NNRank:
@@ -341,7 +345,7 @@ class NNRank:
         snapshot; fitted here when not given) adds its top papers to each query's candidates, as
         CitationRecommender does for drafts. With `use_encoder`, `encoder_vectors` are the pretrained
         encoder's vectors of the as-of snapshot's papers (rows in its order)."""
-        with flushed_denormals():
+        with flushed_denormals(), torch_threads(self.params.threads):
             return self._fit(snapshot, selector, as_of, epochs, queries, quiet, lexical, encoder_vectors)
 
     def _fit(self, snapshot: GraphSnapshot, selector: NNSelect, as_of: int | None, epochs: int | None,

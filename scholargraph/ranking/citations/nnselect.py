@@ -19,6 +19,7 @@ from scholargraph.progress import progress
 from scholargraph.ranking.citations.ann import ExactIndex, IVFIndex, make_index, normalise_rows
 from scholargraph.ranking.citations.optim import DenseAdam, LazyAdam, embed_bags, flushed_denormals
 from scholargraph.ranking.citations.text import Bags, Corpus, Vocabulary, fit_vocabulary
+from scholargraph.ranking.torch_threads import torch_threads
 from scholargraph.registry import load_state, read_config, save_state, write_config
 
 MODEL_NAME = "nnselect"
@@ -131,6 +132,9 @@ class NNSelectParams:
     exact_mining_below: int = 50_000
     seed: int = 0
     weighting: str = "tfidf"
+    # torch threads while training. One: on hep-th two threads trained models 0.01 F1@20 worse (issue 28),
+    # and with one the same seed gives the same model whatever the machine's cores. 0: torch's default.
+    threads: int = 1
 
 
 def weigh_bags(bags: Bags, idf: np.ndarray, weighting: str) -> Bags:
@@ -173,7 +177,7 @@ class NNSelect:
         """Learn the vocabulary and word vectors from `snapshot` as of `as_of` (all of it when None), then
         index that snapshot. `queries` restricts the citing papers trained on (indexes into the as-of
         snapshot); by default every paper with text that cites a paper with text."""
-        with flushed_denormals():
+        with flushed_denormals(), torch_threads(self.params.threads):
             return self._fit(snapshot, as_of, epochs, queries, quiet)
 
     def _fit(self, snapshot: GraphSnapshot, as_of: int | None, epochs: int | None,

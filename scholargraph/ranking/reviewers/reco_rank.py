@@ -23,7 +23,7 @@ from scholargraph.ranking.reviewers.evidence import (
 )
 from scholargraph.ranking.reviewers.explain import Suggestion, explain
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool
-from scholargraph.ranking.reviewers.reco_rank_net import RecoRankConfig, RecoRankNet, evidence_batch, torch_threads
+from scholargraph.ranking.reviewers.reco_rank_net import RecoRankConfig, RecoRankNet, evidence_batch
 from scholargraph.ranking.reviewers.training import (
     TrainingQuery,
     judged_queries,
@@ -31,6 +31,7 @@ from scholargraph.ranking.reviewers.training import (
     reviewer_centric_queries,
     self_supervised_queries,
 )
+from scholargraph.ranking.torch_threads import torch_threads
 from scholargraph.registry import load_state, read_config, save_state, write_config
 
 MODEL_NAME = "reco-rank"

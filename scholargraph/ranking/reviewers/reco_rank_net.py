@@ -3,7 +3,6 @@ path, the gated compensation branch and its reliability."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -128,19 +127,6 @@ def evidence_batch(items: Sequence[Evidence], grades: Sequence[np.ndarray] | Non
         if weights is not None:
             out["weights"][b] = weights[b]
     return {k: torch.from_numpy(v) for k, v in out.items()}
-
-
-@contextlib.contextmanager
-def torch_threads(n: int):
-    """torch's intra-op threads set to n for the block (a process-wide setting, restored afterwards)."""
-    before = torch.get_num_threads()
-    if n and n != before:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if n and n != before:
-            torch.set_num_threads(before)
 
 
 def _inv_softplus(x: torch.Tensor) -> torch.Tensor:

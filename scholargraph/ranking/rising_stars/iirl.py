@@ -12,6 +12,7 @@ import torch
 
 from scholargraph.errors import NotFitted
 from scholargraph.ranking.rising_stars.features import FEATURE_LABELS, FEATURE_NAMES
+from scholargraph.ranking.torch_threads import torch_threads
 from scholargraph.registry import load_state, read_config, save_state, write_config
 
 MODEL_VERSION = 1
@@ -155,11 +156,9 @@ class IIRL:
             # One stream per topic, derived from the seed and the key, so a topic's ω does not depend on
             # which other topics were fitted before it.
             seed = [self.params.seed, *key.encode()]
-            threads = torch.get_num_threads()
-            # 18-wide products are too small to split: torch's intra-op threads only add overhead.
-            torch.set_num_threads(1)
             center = self.weights_[ALL] if key != ALL and self.params.prior == "all" else None
-            try:
+            # 18-wide products are too small to split: torch's intra-op threads only add overhead.
+            with torch_threads(1):
                 best = None
                 for l2 in self.params.l2_grid or (self.params.l2,):
                     # The same seed for every λ: the same validation authors judge them all.
@@ -170,8 +169,6 @@ class IIRL:
                         best = (w_l2, info_l2)
                 assert best is not None, "the l2 grid has at least one value"
                 w, info = best
-            finally:
-                torch.set_num_threads(threads)
             self.weights_[key] = w
             self.history_[key] = info
             self.quantiles_[key] = np.quantile(Z[rows] @ w, np.linspace(0, 1, _QUANTILES))

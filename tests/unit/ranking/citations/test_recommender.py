@@ -7,6 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 
 from scholargraph.errors import NotFitted
 from scholargraph.graph.encoders import make_encoder
@@ -345,3 +346,25 @@ def test_ranker_reading_a_pretrained_encoder_keeps_its_vectors_and_round_trips(t
                                             np.array([NO_YEAR]), [[me]])
     nbrs, _ = rec.ranker.encoder_evidence_.index.search(vector[None, :], 5, exclude=[[me]])
     assert me not in nbrs[0] and own.shape == (len(found.indexes), 2)
+
+
+@pytest.mark.parametrize("threads", [1, 0])
+def test_training_runs_on_the_set_threads_and_restores_torch_s(split, monkeypatch, threads):
+    """Two threads trained worse hep-th models than one (issue 28): both models train on `threads` (0: torch's
+    own setting), and the process-wide setting is back afterwards."""
+    seen: dict[str, int] = {}
+    for model in (NNSelect, NNRank):
+        def recording_fit(self, *args, _real=model._fit, _name=model.__name__):
+            seen[_name] = torch.get_num_threads()
+            return _real(self, *args)
+
+        monkeypatch.setattr(model, "_fit", recording_fit)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        selector = NNSelect(**{**SMALL_SELECT, "epochs": 1, "threads": threads}).fit(split.train)
+        NNRank(**{**SMALL_RANK, "epochs": 1, "threads": threads}).fit(split.train, selector)
+        assert seen == {"NNSelect": 1 if threads else 2, "NNRank": 1 if threads else 2}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
