@@ -1,7 +1,8 @@
 """Citeomatic reading a pretrained encoder's evidence, on real arXiv hep-th papers (1992, and the 1993 papers
 that cite them) in a real Neo4j through the CLI: `features` stores MiniLM vectors, `citations train` names
 the encoder NNRank reads, the model keeps that encoder and its vectors, so that serving and a retrain after
-the Citeomatic encoder became the graph's still read it; a wrong --encoder is one line and exit 2."""
+the Citeomatic encoder became the graph's still read it; a wrong --encoder is one line and exit 2; the same
+--seed trains the same model."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from tests.conftest import cli_env, open_test_store, require_shared_data
 from tests.integration.test_ids_cli import cli
@@ -74,3 +76,27 @@ def test_a_wrong_encoder_is_one_line_and_exit_2(library):
     proc = cli(env, "citations", "evaluate", "--queries", str(drafts), "--qrels", str(qrels), "--encoder", "none",
                check=False)
     assert proc.returncode == 2 and "--encoder is for --time-split" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _weights(work: Path) -> dict[str, torch.Tensor]:
+    """The current model's NNSelect and NNRank tensors."""
+    path = Path(json.loads((work / "home" / "models" / "citations" / "current.json").read_text())["path"])
+    return {f"{part}.{k}": v for part in ("encoder/nnselect", "nnrank")
+            for k, v in torch.load(path / part / "state.pt", weights_only=True).items()}
+
+
+def test_the_same_seed_trains_the_same_model_and_another_seed_another(library):
+    env, work, drafts, _ = library
+    train(env, "--seed", "3")
+    first = _weights(work)
+    train(env, "--seed", "3")
+    again = _weights(work)
+    assert first.keys() == again.keys() and all(torch.equal(first[k], again[k]) for k in first)
+    train(env, "--seed", "4")
+    other = _weights(work)
+    assert not all(torch.equal(first[k], other[k]) for k in first)
+    qrels = work / "qrels.txt"
+    qrels.write_text("q 0 aminer:9201001 1\n", encoding="utf-8")
+    proc = cli(env, "citations", "evaluate", "--queries", str(drafts), "--qrels", str(qrels), "--seed", "3",
+               check=False)
+    assert proc.returncode == 2 and "--seed is for --time-split" in proc.stderr and "Traceback" not in proc.stderr

@@ -52,7 +52,15 @@ def encoder_option(f):
              "vectors, else the current citation model's), none, or a name such as minilm-onnx-int8.")(f)
 
 
-def ranker_and_snapshot(obj, store, no_ranker: bool, encoder_name: str):
+def seed_option(f):
+    return click.option(
+        "--seed", type=click.IntRange(0), default=NNSelectParams.seed, show_default=True,
+        help="Seed of NNSelect's and NNRank's initialisation and sampling: the same seed on the same graph "
+             "trains the same model (training runs on one torch thread). Other seeds show the spread of a "
+             "result (on hep-th about 0.005 F1@20).")(f)
+
+
+def ranker_and_snapshot(obj, store, no_ranker: bool, encoder_name: str, seed: int):
     """NNRank reading the chosen pretrained encoder (none without a ranker), the encoder, and the graph with
     that encoder's stored vectors; one line says which."""
     encoder = None if no_ranker else ranker_encoder(obj.settings.models_dir, encoder_name)
@@ -65,7 +73,7 @@ def ranker_and_snapshot(obj, store, no_ranker: bool, encoder_name: str):
     elif not no_ranker:
         click.echo("NNRank without a pretrained encoder's evidence (--encoder none, or none in the graph: "
                    "`scholargraph features` stores one's vectors)", err=True)
-    return (None if no_ranker else NNRank(use_encoder=encoder is not None)), encoder, snapshot
+    return (None if no_ranker else NNRank(use_encoder=encoder is not None, seed=seed)), encoder, snapshot
 
 
 @citations_group.command("train")
@@ -77,19 +85,21 @@ def ranker_and_snapshot(obj, store, no_ranker: bool, encoder_name: str):
               show_default=True,
               help="NNSelect training triplets per epoch (fewer: faster, rougher).")
 @encoder_option
+@seed_option
 @click.pass_obj
-def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets: int, encoder_name: str) -> None:
+def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets: int, encoder_name: str,
+              seed: int) -> None:
     """Train NNSelect (text embedding, triplet loss on the citation graph) and NNRank (re-ranker)."""
     t0 = time.perf_counter()
     with open_store(obj.settings, quiet=obj.quiet) as store:
-        ranker, encoder, snapshot = ranker_and_snapshot(obj, store, no_ranker, encoder_name)
+        ranker, encoder, snapshot = ranker_and_snapshot(obj, store, no_ranker, encoder_name, seed)
     short = too_few_citations(snapshot.as_of(as_of) if as_of is not None else snapshot)
     if short:
         # Not an error: a library without citations is served by the text-only ranker.
         click.echo(f"{short}: nothing trained. `scholargraph citations recommend` answers with the text-only "
                    "ranker (BM25, fused with the pretrained encoder's vectors when `features` stored them)")
         return
-    rec = CitationRecommender(NNSelect(epochs=epochs, max_triplets=max_triplets), ranker,
+    rec = CitationRecommender(NNSelect(epochs=epochs, max_triplets=max_triplets, seed=seed), ranker,
                               encoder=encoder).fit(snapshot, as_of=as_of, quiet=obj.quiet)
     reg = registry(obj.settings.models_dir)
     version, base = reg.claim()
@@ -225,9 +235,10 @@ def format_results(results: dict) -> str:
 @click.option("--max-queries", type=int, default=500, show_default=True, help="Sample of time-split queries.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="PNG chart of the table.")
 @encoder_option
+@seed_option
 @click.pass_obj
 def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | None, max_queries: int,
-                 plot: str | None, encoder_name: str) -> None:
+                 plot: str | None, encoder_name: str, seed: int) -> None:
     """F1@20, MRR, Recall@20/100 for BM25, NNSelect and NNSelect + NNRank side by side (without a trained
     model: BM25, the pretrained encoder and their fusion, the text-only rankers that `recommend` serves)."""
     if (time_split is None) == (queries is None or qrels is None):
@@ -235,6 +246,8 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
     if encoder_name != "auto" and time_split is None:
         raise UsageError("--encoder is for --time-split, which trains a model; a saved model reads the encoder it "
                          "was trained with")
+    if seed != NNSelectParams.seed and time_split is None:
+        raise UsageError("--seed is for --time-split, which trains a model; a saved model was trained with its own")
     # The user's files are read first: a bad one is refused before a model is loaded or the graph pulled.
     given = (read_queries(queries), read_qrels(qrels)) if queries is not None and qrels is not None else None
     text_only = time_split is None and not has_model(obj.settings.models_dir)
@@ -243,7 +256,7 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
             rec = text_only_recommender(store, obj.settings.models_dir, obj.quiet)
             snapshot = rec.snapshot_
         elif time_split is not None:  # trains a model of its own, as `train` would
-            ranker, encoder, snapshot = ranker_and_snapshot(obj, store, False, encoder_name)
+            ranker, encoder, snapshot = ranker_and_snapshot(obj, store, False, encoder_name, seed)
         else:
             snapshot = GraphSnapshot.from_store(store, with_text=True, quiet=obj.quiet)
     if text_only:
@@ -257,7 +270,8 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
             raise UsageError(f"no paper after {time_split} cites a paper up to {time_split}")
         click.echo(f"time split at {time_split}: training on {split.train.n_papers:,} papers, "
                    f"{len(split.queries):,} later papers as queries", err=True)
-        model = CitationRecommender(NNSelect(), ranker, BM25(), encoder=encoder).fit(split.train, quiet=obj.quiet)
+        model = CitationRecommender(NNSelect(seed=seed), ranker, BM25(), encoder=encoder).fit(split.train,
+                                                                                              quiet=obj.quiet)
         results = model.evaluate(split.queries, split.qrels, quiet=obj.quiet)
     else:
         assert given is not None, "checked above: no --time-split means both files"
