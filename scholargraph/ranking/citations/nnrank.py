@@ -363,7 +363,7 @@ class NNRank:
         epochs = prm.epochs if epochs is None else epochs
         rng = np.random.default_rng(prm.seed)
         t0 = time.perf_counter()
-        cit = sp.csr_matrix(corpus.snapshot.citations)
+        cit = sp.csr_matrix(corpus.snapshot.citations).sorted_indices()  # as NNSelect: the graph, not its loading
         text = corpus.has_text
         refs_with_text = np.asarray(cit @ text.astype(np.float32)).ravel()
         eligible = np.flatnonzero(text & (refs_with_text >= prm.min_refs))

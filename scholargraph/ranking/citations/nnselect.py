@@ -193,6 +193,9 @@ class NNSelect:
         cit = (sp.diags(corpus.has_text.astype(np.float32)) @ cit @ sp.diags(corpus.has_text.astype(np.float32)))
         cit = sp.csr_matrix(cit)
         cit.eliminate_zeros()
+        # The pairs are drawn in this order: sorted, the model depends on the graph, not on how it was loaded
+        # (a snapshot from files keeps each paper's references in file order, one from Neo4j sorts them).
+        cit.sort_indices()
         src = np.repeat(np.arange(cit.shape[0]), np.diff(cit.indptr))
         dst = cit.indices.astype(np.int64)
         if queries is not None:
