@@ -182,9 +182,7 @@ class NNRankParams:
     negative_popularity: float = 0.0
     candidate_positives: bool = True
     seed: int = 0
-    # torch threads while training. One: on hep-th two threads trained models 0.01 F1@20 worse (issue 28),
-    # and with one the same seed gives the same model whatever the machine's cores. 0: torch's default.
-    threads: int = 1
+    threads: int = 1  # torch threads while training, as NNSelectParams.threads (why one)
 
 
 class NNRank:
