@@ -1,4 +1,6 @@
-# scholargraph: `make demo` runs the main job, `make test` runs the whole test suite, `make check` the static checks.
+# scholargraph: `make demo` runs the main job, `make test` runs the test suite (unit, real Neo4j, faults, one Spark
+# test; what CI runs), `make test-unit` the inner loop, `make test-slow` the slow tier, `make check` the static checks.
+# docs/testing.md says what each tier holds and where the time goes.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,7 +8,7 @@ STAMP := $(VENV)/.installed
 # A local CPU build of torch, when the machine keeps one, avoids the large CUDA download.
 TORCH_WHEELS ?= /opt/wheels
 
-.PHONY: install demo test lint check lock bench clean neo4j-start neo4j-stop
+.PHONY: install demo test test-unit test-slow lint check lock bench clean neo4j-start neo4j-stop
 
 install: $(STAMP)
 
@@ -24,7 +26,15 @@ demo: install
 	bash scripts/demo.sh
 
 test: install
-	bash scripts/test.sh
+	bash scripts/test.sh -m "not slow"
+
+# No server: the unit tests only, without the slow tier.
+test-unit: install
+	$(BIN)/pytest tests/unit -m "not slow" --durations=10
+
+# What `make test` leaves out (docs/testing.md): run it before resolving an issue that touches it.
+test-slow: install
+	bash scripts/test.sh -m slow
 
 lint: install
 	$(BIN)/ruff check scholargraph tests bench

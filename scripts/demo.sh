@@ -20,10 +20,21 @@ mkdir -p "$REPORT"
 md="$REPORT/report.md"
 
 section() { echo; echo "== $*"; printf '\n## %s\n\n' "$*" >> "$md"; }
-record() { # run a command, show its output (progress bars too), keep its results in the report
+STEPS=()  # "seconds|step" of each command, for the report's table of step times
+timed() { # LABEL COMMAND...: run it, keep its wall time under LABEL
+  local label=$1 t0=$SECONDS
+  shift
+  "$@"
+  STEPS+=("$((SECONDS - t0))|$label")
+}
+run_cli() { $cli "$@" | tee -a "$md"; }   # stdout only: progress bars (stderr) stay on the terminal
+run_cli_quiet() { $cli -q "$@" 2>&1 | tee -a "$md"; }   # rows to a file, the summary (stderr) to the report
+record() { # run a command, show its output (progress bars too), keep its results and its time in the report
+  local runner=run_cli
+  if [ "$1" = "--quiet" ]; then runner=run_cli_quiet; shift; fi
   echo "\$ scholargraph $*"
   { echo '```'; echo "\$ scholargraph $*"; } >> "$md"
-  $cli "$@" | tee -a "$md"   # stdout only: progress bars (stderr) stay on the terminal
+  timed "${*:1:2}" "$runner" "$@"
   echo '```' >> "$md"
 }
 
@@ -45,7 +56,7 @@ if [ -n "$DATA" ]; then
 else
   section "2. A synthetic scholarly world with planted ground truth"
   if [ ! -f "$OUT/world.json" ]; then
-    $cli synth --papers "$PAPERS" --seed 42 --out "$OUT"
+    timed "synth" $cli synth --papers "$PAPERS" --seed 42 --out "$OUT"
   else
     echo "reusing $OUT"
   fi
@@ -68,11 +79,7 @@ section "5. Rising stars (IIRL)"
 AS_OF=$((LAST_YEAR - 3))  # labels: the citations of the last three years
 record rising-stars evaluate --as-of "$AS_OF" --horizon 3 --repeats 2 --plot "$REPORT/rising_stars.png"
 record rising-stars train --as-of "$AS_OF" --horizon 3
-stars=(rising-stars score --write --format tsv --out "$REPORT/rising_stars.tsv")
-echo "\$ scholargraph ${stars[*]}"
-{ echo '```'; echo "\$ scholargraph ${stars[*]}"; } >> "$md"
-$cli -q "${stars[@]}" 2>&1 | tee -a "$md"   # the rows go to the TSV, the summary to stderr
-echo '```' >> "$md"
+record --quiet rising-stars score --write --format tsv --out "$REPORT/rising_stars.tsv"
 record query top_rising_stars -p topic=topic:0 -p limit=5
 printf '\n![Pre@k%% versus k](rising_stars.png)\n' >> "$md"
 STAR=$(sed -n 2p "$REPORT/rising_stars.tsv" | cut -f1)  # the overall top rising star
@@ -142,12 +149,8 @@ senior = max([k for k in range(2, 11) if 3 * sum(c >= k for c in papers.values()
 print("--senior", f"papers>={senior}", sep="\n")
 PY
 )
-assign=(reviewers assign "${SUBMISSIONS[@]}" --per-paper 3 --max-load 3 --format csv --out "$REPORT/assignment.csv"
-        --write)
-echo "\$ scholargraph ${assign[*]@Q}"
-{ echo '```'; echo "\$ scholargraph ${assign[*]@Q}"; } >> "$md"
-$cli -q "${assign[@]}" 2>&1 | tee -a "$md"   # the rows go to the CSV; the summary and the write note to stderr
-echo '```' >> "$md"
+record --quiet reviewers assign "${SUBMISSIONS[@]}" --per-paper 3 --max-load 3 --format csv \
+  --out "$REPORT/assignment.csv" --write
 FIRST=$(sed -n 2p "$REPORT/assignment.csv" | cut -d, -f1)
 record query assignment_of_paper -p "paperId=$FIRST"
 
@@ -156,8 +159,15 @@ record jobs run
 record query latest_runs -p limit=5
 
 elapsed=$(( $(date +%s) - started ))
-printf '\nDemo finished in %s s.\n' "$elapsed" >> "$md"
+{
+  printf '\n## Step times\n\n| step | seconds |\n|---|---:|\n'
+  for step in "${STEPS[@]}"; do printf '| %s | %s |\n' "${step#*|}" "${step%%|*}"; done
+  printf '| **the whole demo** | **%s** |\n' "$elapsed"
+  printf '\nDemo finished in %s s.\n' "$elapsed"
+} >> "$md"
 echo
+echo "step times (s):"
+for step in "${STEPS[@]}"; do printf '  %6s  %s\n' "${step%%|*}" "${step#*|}"; done
 echo "demo finished in $elapsed s; report: $md"
 # The running server's own ports (its run files), whatever the environment says now.
 STATUS=$($cli neo4j status)

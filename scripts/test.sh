@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test`: a test Neo4j on its own home and port, the whole pytest suite, then the server stops.
+# `make test` / `make test-slow`: a test Neo4j on its own home and port, pytest with the arguments given (the
+# tier's marker expression), then the server stops. The 25 slowest tests close the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCHOLARGRAPH_HOME="${SCHOLARGRAPH_TEST_HOME:-$PWD/.scholargraph-test}"
@@ -13,7 +14,7 @@ cli=.venv/bin/scholargraph
 $cli neo4j start
 trap '$cli neo4j stop >/dev/null || true' EXIT
 set +e
-.venv/bin/pytest "$@"
+.venv/bin/pytest --durations=25 "$@"
 code=$?
 set -e
 # pytest exits 5 when it collected nothing: that is a failure for us, not a pass.

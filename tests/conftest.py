@@ -25,6 +25,16 @@ def require_shared_data(*parts: str) -> Path:
     return path
 
 
+def real_slice(path: Path, lines: int, out: Path) -> Path:
+    """The first `lines` records of a real JSON-lines file, written to `out`: the smallest real input that shows
+    a behaviour (docs/testing.md), in the file's own order and format."""
+    with open(path, encoding="utf-8") as source:
+        kept = [line for _, line in zip(range(lines), source)]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(kept), encoding="utf-8")
+    return out
+
+
 def _test_settings():
     from scholargraph.config import Settings
 
@@ -101,6 +111,32 @@ def spare_settings(tmp_path, neo4j_settings):
 
 
 @pytest.fixture(scope="session")
+def bulk_server(neo4j_settings, tmp_path_factory):
+    """One throw-away managed server for the session's `ingest --bulk` tests (the offline importer stops and
+    restarts its server, so never the shared one): Bolt P+3, no Browser."""
+    if not neo4j_settings.managed:
+        pytest.skip("--bulk needs the managed server (SCHOLARGRAPH_NEO4J_URI is set)")
+    from scholargraph.server import local_server
+
+    settings = replace(neo4j_settings, home=tmp_path_factory.mktemp("bulk-home"),
+                       neo4j_port=neo4j_settings.neo4j_port + 3, neo4j_http_port=0, neo4j_uri=None,
+                       neo4j_password=None, heap="512m", pagecache="64m")
+    local_server.start(settings, quiet=True)
+    yield settings
+    local_server.stop(settings)
+
+
+@pytest.fixture
+def bulk_settings(bulk_server):
+    """The bulk tests' server, running (a fault test before may have killed or stopped it; starting a running
+    one only waits until it is ready)."""
+    from scholargraph.server import local_server
+
+    local_server.start(bulk_server, quiet=True)
+    return bulk_server
+
+
+@pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     """One local[2] SparkSession for the whole test session (the Spark engine's tests); with the connector
     jars when Maven can fetch them. Needs the spark extra: skipped outside CI without it, fails in CI."""
@@ -122,6 +158,11 @@ def spark(tmp_path_factory):
         yield session
 
 
+# Spark tests beyond the one that `make test` keeps (tests/integration/spark/test_spark_engine.py, the features
+# steps): each starts local[2] jobs of a minute or more (docs/testing.md).
+SPARK_SLOW_TIER = pytest.mark.slow(reason="Spark on local[2]: `make test` keeps one Spark test, the features steps")
+
+
 # PySpark 3.5's own warnings, and only those (the suite makes warnings errors): its pandas version check uses
 # distutils' LooseVersion; its Arrow conversions call APIs that pandas 3 deprecates (a warning raised there
 # makes createDataFrame fall back to its slow path and toPandas fail); the local sockets it reads results
@@ -132,6 +173,15 @@ SPARK_WARNINGS = ("distutils Version classes are deprecated:DeprecationWarning",
                   "unclosed <socket.socket:ResourceWarning")
 
 
+# The suite's budget (docs/testing.md): a test that takes over LONG_TEST_S (setup, call and teardown) needs a
+# `long` or `slow` marker with a reason. Over it the run lists the test; over twice it (room for a noisy
+# machine) the run fails, so that the suite cannot creep back to an hour one unmarked test at a time.
+LONG_TEST_S = 30.0
+BUDGET_MARKERS = ("long", "slow")
+_test_seconds: dict[str, float] = {}
+_allowed_long: set[str] = set()
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
@@ -139,3 +189,35 @@ def pytest_collection_modifyitems(items):
                 item.add_marker(pytest.mark.filterwarnings(f"ignore:{message}"))
         if "/integration/" in str(item.fspath):
             item.add_marker(pytest.mark.integration)
+        for name in BUDGET_MARKERS:
+            marker = item.get_closest_marker(name)
+            if marker is None:
+                continue
+            reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
+            if not str(reason).strip():
+                raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.{name} needs a reason (why it takes that long)")
+            _allowed_long.add(item.nodeid)
+
+
+def pytest_runtest_logreport(report):
+    _test_seconds[report.nodeid] = _test_seconds.get(report.nodeid, 0.0) + report.duration
+
+
+def _unmarked_long_tests(limit: float) -> list[tuple[str, float]]:
+    return sorted(((nodeid, seconds) for nodeid, seconds in _test_seconds.items()
+                   if seconds > limit and nodeid not in _allowed_long), key=lambda pair: -pair[1])
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if exitstatus == pytest.ExitCode.OK and _unmarked_long_tests(2 * LONG_TEST_S):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    over = _unmarked_long_tests(LONG_TEST_S)
+    if not over:
+        return
+    terminalreporter.section(f"tests over {LONG_TEST_S:.0f} s without a long/slow marker (docs/testing.md)")
+    for nodeid, seconds in over:
+        verdict = "FAILS the run" if seconds > 2 * LONG_TEST_S else "give it a marker and a reason, or make it smaller"
+        terminalreporter.write_line(f"{seconds:7.1f} s  {nodeid}: {verdict}")

@@ -54,6 +54,7 @@ def rows_of(proc) -> list[dict]:
     return list(csv.DictReader(io.StringIO(proc.stdout)))
 
 
+@pytest.mark.long(reason="the module's graph: ingest, features and a reviewer model through the CLI")
 def test_assignment_meets_every_constraint_and_is_written(graph):
     env, work, papers, authors = graph
     proc = assign(env, papers, "--format", "csv", "--write")

@@ -58,6 +58,7 @@ def test_recommend_and_jobs_are_served_by_bm25_without_a_model(library):
     assert "RECOMMENDED_CITATION" in job.stdout, job.stdout
 
 
+@pytest.mark.long(reason="encodes the real ICTIR papers with MiniLM")
 def test_pretrained_vectors_are_fused_once_features_stored_them(library):
     env, _, drafts = library
     cli(env, "features", "--encoder", "minilm", "--topics", "4")

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import cli_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,6 +30,7 @@ def test_unreachable_server_is_one_line_and_exit_1():
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.long(reason="starts a server of its own")
 def test_wrong_password_is_one_line(neo4j_settings, spare_settings):
     from dataclasses import replace
 
@@ -64,6 +67,7 @@ def test_db_commands(store, neo4j_settings, tmp_path):
     assert run_cli("db", "reset", "--yes", env_extra=env).returncode == 0
 
 
+@pytest.mark.long(reason="starts a server of its own")
 def test_managed_server_commands(spare_settings):
     env = {"SCHOLARGRAPH_HOME": str(spare_settings.home), "SCHOLARGRAPH_NEO4J_PORT": str(spare_settings.neo4j_port),
            "SCHOLARGRAPH_NEO4J_HTTP_PORT": str(spare_settings.neo4j_http_port),

@@ -22,9 +22,8 @@ import pytest
 
 from scholargraph.graph.parquet import read_manifest, read_snapshot, verify_snapshot
 from scholargraph.synth import SynthParams, generate
-from tests.conftest import IN_CI, REPO, cli_env, open_test_store
+from tests.conftest import IN_CI, REPO, SPARK_SLOW_TIER, cli_env, open_test_store
 from tests.integration.ingest.test_bulk import _env as managed_env
-from tests.integration.ingest.test_bulk import bulk_settings  # noqa: F401 (a fixture: the bulk tests' own server)
 
 AS_OF, HORIZON = 2020, 3
 
@@ -147,6 +146,7 @@ def test_a_damaged_checkpoint_says_so_and_starts_over(store, neo4j_settings, tmp
 # --- ingest --bulk: the staging files -----------------------------------------------------------------
 
 
+@pytest.mark.long(reason="an offline import stops and restarts its server")
 def test_disk_full_during_bulk_staging(bulk_settings, tmp_path):  # noqa: F811 (the imported fixture)
     world = tmp_path / "world"
     generate(SynthParams(papers=300, seed=3, reviewer_queries=3, citation_queries=5), world)
@@ -209,6 +209,7 @@ def score(env: dict) -> subprocess.CompletedProcess:
     return run_cli(env, "rising-stars", "score", "--no-write", "--format", "tsv")
 
 
+@pytest.mark.long(reason="the module's trained home: ingest, topics and a rising-star model through the CLI")
 def test_disk_full_saving_a_model_keeps_the_previous_one(trained_home, tmp_path):
     env, _home, registry = copy_home(trained_home, tmp_path)
     current = (registry / "current.json").read_bytes()
@@ -289,13 +290,17 @@ def derived_edges(settings) -> list[tuple]:
     return sorted(out)
 
 
-@pytest.mark.parametrize("damage", ["truncated", "flipped bytes", "deleted"])
+@pytest.mark.long(reason="ingest, features and two Parquet exports through the CLI")
+@pytest.mark.parametrize("damage", ["truncated", "flipped bytes", "deleted",
+                                    pytest.param("flipped bytes, then Spark", marks=SPARK_SLOW_TIER)])
 def test_a_damaged_snapshot_part_stops_spark_features(store, neo4j_settings, tmp_path, damage):
     """Spark reads the parts of `--snapshot DIR` itself, without checking page checksums or the manifest: before
     the fix a deleted citations part or four flipped bytes gave other CITES_AUTHOR and CITES_VENUE weights, exit 0.
     Now the snapshot is verified before Spark starts: one line naming the part and saying to export again, and
     nothing computed or written; exported again, the snapshot reads whole and (flipped bytes) Spark computes
-    what the in-process pipeline does."""
+    what the in-process pipeline does ("then Spark", in the slow tier: a Spark job of a minute)."""
+    then_spark = damage.endswith(", then Spark")
+    damage = damage.removesuffix(", then Spark")
     world = tmp_path / "world"
     generate(SynthParams(papers=300, seed=3, reviewer_queries=3, citation_queries=5), world)
     env = cli_env(neo4j_settings, tmp_path / "home")
@@ -325,7 +330,7 @@ def test_a_damaged_snapshot_part_stops_spark_features(store, neo4j_settings, tmp
     again = read_snapshot(snap)
     assert again.paper_ids == good.paper_ids and again.author_ids == good.author_ids
     assert (again.citations != good.citations).nnz == 0 and (again.authorship != good.authorship).nnz == 0
-    if damage != "flipped bytes":
+    if not then_spark:
         return  # one Spark run (about a minute) is enough to show the recovery
     if importlib.util.find_spec("pyspark") is None:
         if IN_CI:

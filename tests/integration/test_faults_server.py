@@ -18,7 +18,6 @@ import pytest
 
 from scholargraph.server import local_server
 from tests.conftest import REPO, cli_env, open_test_store
-from tests.integration.ingest.test_bulk import bulk_settings  # noqa: F401 (a fixture: the bulk tests' own server)
 
 PAPERS = 300
 TIMEOUT = 180  # seconds any one CLI call may take before the test fails instead of hanging
@@ -263,6 +262,7 @@ def _features_runs(settings) -> dict[str, dict]:
 FEATURE_STEPS = "networks,pagerank,topics"  # the write-back under test; the text encoder adds nothing here
 
 
+@pytest.mark.long(reason="a server of its own, stopped and started again, with topics fitted twice")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
 def test_server_stopped_during_features_write_back(spare_settings, world, tmp_path, sig):
     """Neo4j stops half way through the write-back of `features` (after the networks and PageRank are written,
@@ -370,6 +370,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.long(reason="offline imports stop and restart their server; one is killed")
 @pytest.mark.parametrize("whom", ["cli", "group"], ids=["kill-9-the-cli", "kill-9-its-process-group"])
 def test_bulk_ingest_killed_during_its_import(bulk_settings, world, tmp_path, whom):  # noqa: F811 (the fixture)
     """`ingest --bulk` is killed (SIGKILL: the CLI alone, or with the importer) while neo4j-admin writes the new
@@ -425,6 +426,7 @@ def test_bulk_ingest_killed_during_its_import(bulk_settings, world, tmp_path, wh
     _reset(settings)
 
 
+@pytest.mark.long(reason="offline imports stop and restart their server; the server is killed")
 def test_server_killed_while_bulk_ingest_restarts_it(bulk_settings, world, tmp_path):  # noqa: F811 (the fixture)
     """Neo4j is killed (SIGKILL) while `ingest --bulk` waits for it to come back after a finished import. Before
     the fix the user read "Neo4j exited during start-up (code -9)" followed by an error line of an earlier run

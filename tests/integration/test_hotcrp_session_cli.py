@@ -10,12 +10,15 @@ import io
 import json
 from collections import Counter
 
+import pytest
+
 from scholargraph.graph.records import fold_name
 from tests.conftest import cli_env, open_test_store
 from tests.integration.test_assign_cli import trained_synth_graph
 from tests.integration.test_ids_cli import cli
 
 
+@pytest.mark.long(reason="a trained synthetic graph through the CLI")
 def test_hotcrp_downloads_to_an_assignment(neo4j_settings, tmp_path):
     env = cli_env(neo4j_settings, tmp_path / "home")
     with open_test_store(neo4j_settings) as store:

@@ -65,6 +65,7 @@ def recommend(env, *args, check=True):
     return cli(env, "reviewers", "recommend", "--paper", QUERY, "--no-coi", "--k", "1000", *args, check=check)
 
 
+@pytest.mark.long(reason="the module's graph: ingest, features and a reviewer model through the CLI")
 def test_every_output_format_prints_whitespace_free_ids(graph):
     env, _ = graph
     trec = recommend(env, "--format", "trec").stdout.splitlines()

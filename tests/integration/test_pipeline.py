@@ -22,7 +22,7 @@ from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.graph.query_library import list_queries
 from scholargraph.ranking.citations.nnselect import NNSelectParams
 from scholargraph.server import local_server
-from tests.conftest import REPO
+from tests.conftest import REPO, SPARK_SLOW_TIER
 
 PAPERS = 1500
 SCORE_JOBS = ("reviewers", "citations")
@@ -174,6 +174,7 @@ def run_ids(settings) -> set[str]:
 # --- the demo graph --------------------------------------------------------------------------------
 
 
+@pytest.mark.long(reason="the module's demo graph: ingest, features, three trainings and a scheduled run")
 def test_every_library_query_returns_rows_on_the_demo_graph(demo):
     params = library_params(demo.settings)
     assert set(params) == {spec.name for spec in list_queries()}, "a library query without test parameters"
@@ -267,6 +268,7 @@ def _close(a: list, b: list, tol: float = 1e-6) -> bool:
         abs(x - y) <= tol for (_, _, x), (_, _, y) in zip(a, b))
 
 
+@SPARK_SLOW_TIER
 def test_jobs_run_on_spark_writes_the_in_process_scores(demo):
     """`jobs run --engine spark` (local[2]): the same features and the same visible scores of every job as the
     in-process run, the batch scoring in Spark partitions."""
@@ -291,6 +293,7 @@ def test_jobs_run_on_spark_writes_the_in_process_scores(demo):
     cli(demo.env, "jobs", "run", "--full")
 
 
+@pytest.mark.long(reason="waits out the shortest lease the CLI takes (30 s)")
 def test_a_run_killed_with_sigkill_leaves_the_previous_scores_and_its_lease_expires(demo):
     before = visible_scores(demo.settings)
     known = run_ids(demo.settings)
@@ -315,6 +318,7 @@ def test_a_run_killed_with_sigkill_leaves_the_previous_scores_and_its_lease_expi
     assert visible_scores(demo.settings) == before  # nothing changed since: the scores stay current
 
 
+@pytest.mark.long(reason="a second server with the demo graph, stopped under a scheduled run")
 def test_neo4j_stopped_mid_run_fails_clearly_and_shows_no_partial_scores(demo, spare_settings):
     settings = replace(spare_settings, heap="1g", pagecache="128m")
     local_server.start(settings, quiet=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import cli_env, open_test_store
 from tests.integration.test_ids_cli import cli
 
@@ -25,6 +27,7 @@ def write_dump(path) -> None:
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
 
 
+@pytest.mark.long(reason="ingest, features, training and recommendations through the CLI")
 def test_settings_survive_a_reingest_and_shape_the_suggestions(neo4j_settings, tmp_path):
     env = cli_env(neo4j_settings, tmp_path / "home")
     dump = tmp_path / "dump.aminer.jsonl"

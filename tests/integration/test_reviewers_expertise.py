@@ -8,11 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import cli_env, require_shared_data
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.long(reason="the real gold standard through the CLI: MiniLM features, the protocol, training, ranking")
 def test_expertise_protocol_on_the_gold_standard_dev_half(store, neo4j_settings, tmp_path):
     data = require_shared_data("goldstandard-dev")
     env = cli_env(neo4j_settings, tmp_path / "home")

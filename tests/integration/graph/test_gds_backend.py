@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from scipy.stats import spearmanr
 
 from scholargraph.graph.features import FeatureOptions, run_features
@@ -14,9 +15,10 @@ from scholargraph.server import local_server
 from scholargraph.synth import SynthParams, generate
 
 
+@pytest.mark.long(reason="starts a server of its own with the GDS plugin")
 def test_networkx_and_gds_pagerank_agree(spare_settings, tmp_path):
     settings = replace(spare_settings, plugins="apoc,gds", heap="1g")
-    generate(SynthParams(papers=2000, seed=3, reviewer_queries=2, citation_queries=2), tmp_path / "w")
+    generate(SynthParams(papers=600, seed=3, reviewer_queries=2, citation_queries=2), tmp_path / "w")
     local_server.start(settings, quiet=True)
     try:
         with Neo4jStore(settings.uri, password=settings.password) as store:

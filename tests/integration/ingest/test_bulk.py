@@ -2,38 +2,24 @@
 
 The two loads of the same inputs must give the same graph, compared by a canonical dump (every node's
 labels and properties, every relationship by type, ends and properties; load timestamps by presence).
-The bulk path stops and restarts its server, so these tests run on a server of their own.
+The bulk path stops and restarts its server, so these tests run on a server of their own (`bulk_settings`,
+one for the session: tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from scholargraph.cli import main
-from scholargraph.server import local_server
 from scholargraph.synth import SynthParams, generate
 from scholargraph.synth.params import CORPUS_FILES
 from tests.conftest import REPO, open_test_store
 
 FIXTURES = REPO / "tests" / "fixtures" / "ingest"
-
-
-@pytest.fixture(scope="module")
-def bulk_settings(neo4j_settings, tmp_path_factory):
-    if not neo4j_settings.managed:
-        pytest.skip("--bulk needs the managed server (SCHOLARGRAPH_NEO4J_URI is set)")
-    settings = replace(neo4j_settings, home=tmp_path_factory.mktemp("bulk-home"),
-                       neo4j_port=neo4j_settings.neo4j_port + 3, neo4j_http_port=0, neo4j_uri=None,
-                       neo4j_password=None,
-                       heap="512m", pagecache="64m")
-    local_server.start(settings, quiet=True)
-    yield settings
-    local_server.stop(settings)
 
 
 def _env(settings) -> dict[str, str]:
@@ -81,12 +67,14 @@ def loads_agree(settings, fmt: str, paths, transactional_after=None) -> list[str
     return bulk
 
 
+@pytest.mark.long(reason="an offline import stops and restarts its server")
 def test_aminer_fixtures_bulk_equals_transactional(bulk_settings):
     lines = loads_agree(bulk_settings, "aminer", [FIXTURES / "aminer_v10.jsonl", FIXTURES / "aminer_v12.json"])
     assert any('"stub": true' in line for line in lines)  # a cited paper outside the dump
     assert any(line.startswith('["rel", "CITES"') for line in lines)
 
 
+@pytest.mark.long(reason="an offline import stops and restarts its server")
 def test_s2_fixtures_bulk_equals_transactional(bulk_settings):
     # Papers, then abstract and citation rows that only fill in (partial records).
     loads_agree(bulk_settings, "s2", [FIXTURES / name for name in
@@ -94,16 +82,19 @@ def test_s2_fixtures_bulk_equals_transactional(bulk_settings):
                                        "s2_graph.json")])
 
 
+@pytest.mark.long(reason="an offline import stops and restarts its server")
 def test_openalex_affiliations_bulk_equal_transactional(bulk_settings):
     lines = loads_agree(bulk_settings, "openalex", [FIXTURES / "openalex_works.jsonl"])
     assert any('"affiliations": ["2018|Impactstory"]' in line for line in lines)  # with the paper's year
 
 
+@pytest.mark.long(reason="an offline import stops and restarts its server")
 def test_bibtex_fixture_bulk_equals_transactional(bulk_settings):
     lines = loads_agree(bulk_settings, "bibtex", [FIXTURES / "sample.bib"])
     assert any("PaperAlias" in line for line in lines) or any('"doi"' in line for line in lines)
 
 
+@pytest.mark.long(reason="an offline import stops and restarts its server")
 def test_alias_folds_bulk_equal_transactional(bulk_settings, tmp_path):
     """References by source id before the record arrives with its DOI: the stub is folded into the DOI
     node, its citers move over, a self-reference through the alias is dropped; a record seen again
@@ -127,6 +118,7 @@ def test_alias_folds_bulk_equal_transactional(bulk_settings, tmp_path):
     assert not any(c[3] == c[5] for c in cites)
 
 
+@pytest.mark.long(reason="an offline import stops and restarts its server")
 def test_synthetic_world_bulk_equals_transactional(bulk_settings, tmp_path):
     out = tmp_path / "world"
     generate(SynthParams(papers=1500, seed=5, reviewer_queries=3, citation_queries=5), out)
@@ -134,6 +126,7 @@ def test_synthetic_world_bulk_equals_transactional(bulk_settings, tmp_path):
     assert sum(line.startswith('["rel", "CITES"') for line in lines) > 5000
 
 
+@pytest.mark.long(reason="an offline import stops and restarts its server")
 def test_transactional_ingest_on_a_bulk_loaded_graph(bulk_settings, tmp_path):
     """Later incremental ingests work on a bulk-loaded graph exactly as on a transactional one."""
     loads_agree(bulk_settings, "s2", [FIXTURES / "s2_papers.jsonl"],
@@ -151,6 +144,7 @@ def test_bulk_refuses_a_database_with_data(bulk_settings):
     assert dump(bulk_settings) == before  # nothing touched
 
 
+@pytest.mark.long(reason="an offline import stops and restarts its server")
 def test_bulk_quarantines_bad_records_and_keeps_files_on_request(bulk_settings, tmp_path):
     reset(bulk_settings)
     bad = tmp_path / "bad.jsonl"

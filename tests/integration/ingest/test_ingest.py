@@ -79,6 +79,7 @@ def _cli(args, env):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.long(reason="three CLI ingests of the real NIPS file, one killed")
 def test_kill_minus_9_then_resume_gives_uninterrupted_counts(store, tmp_path, neo4j_settings):
     data = write_aminer(tmp_path / "big.jsonl", 12_000, bad_every=997)
     env = cli_env(neo4j_settings, tmp_path / "home")
@@ -130,7 +131,8 @@ def test_bad_ratio_exit_code_and_unreadable_path(store, tmp_path, neo4j_settings
     assert proc.returncode == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="all 113k ACM-CR records into Neo4j (about 2 min); make test ingests real BibTeX of one "
+                         "venue (test_citations_textonly.py) and parses more below")
 def test_whole_acm_cr_collection(store, tmp_path):
     acm = require_shared_data("acm-cr", "acm-dl")
     summary = run(store, tmp_path, "bibtex", [acm])

@@ -157,6 +157,7 @@ def test_server_listens_on_loopback_only(browser):
     assert {a for a, _p in sockets} <= LOOPBACK, sockets
 
 
+@pytest.mark.long(reason="starts a server of its own")
 def test_auth_on_http_api_needs_basic_auth(spare_settings):
     settings = replace(spare_settings, neo4j_password="Sg-browser-pass-1")
     st = local_server.start(settings, quiet=True)

@@ -45,6 +45,7 @@ def _files_under(root: Path) -> bytes:
     return b"\n".join(p.read_bytes() for p in root.rglob("*") if p.is_file())
 
 
+@pytest.mark.long(reason="starts a server of its own")
 def test_default_start_generates_a_private_password_that_bolt_and_http_ask_for(spare_settings):
     settings = spare_settings
     assert settings.neo4j_auth and settings.neo4j_password is None
@@ -103,6 +104,7 @@ def test_no_auth_is_explicit(spare_settings):
         _cli(settings, "neo4j", "stop")
 
 
+@pytest.mark.long(reason="starts a server of its own twice")
 def test_a_graph_from_before_authentication_keeps_its_data_and_gets_a_password(spare_settings):
     # Before this change the managed server ran with authentication off: that is `neo4j_auth=False` here.
     before = replace(spare_settings, neo4j_auth=False, neo4j_http_port=0)

@@ -26,6 +26,7 @@ def _paper_count(settings) -> int:
         return s.stats()["nodes"]["Paper"]
 
 
+@pytest.mark.long(reason="starts a server of its own twice")
 def test_start_is_idempotent_status_and_stop(spare_settings):
     st = local_server.start(spare_settings, quiet=True)
     try:
@@ -48,6 +49,7 @@ def test_start_is_idempotent_status_and_stop(spare_settings):
         local_server.stop(spare_settings)
 
 
+@pytest.mark.long(reason="starts a server of its own twice")
 def test_recovers_after_kill_minus_9(spare_settings):
     st = local_server.start(spare_settings, quiet=True)
     _write_papers(spare_settings, 50)
@@ -68,6 +70,7 @@ def test_recovers_after_kill_minus_9(spare_settings):
         local_server.stop(spare_settings)
 
 
+@pytest.mark.long(reason="starts a server of its own")
 def test_password_turns_auth_on_and_is_never_logged(spare_settings):
     secret = "Sg-test-pass-1"
     settings = replace(spare_settings, neo4j_password=secret)

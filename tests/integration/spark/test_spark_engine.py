@@ -12,6 +12,10 @@ from scipy.stats import spearmanr
 from scholargraph.graph.features import FeatureOptions, run_features
 from scholargraph.ingest.loader import ingest
 from scholargraph.synth import SynthParams, generate
+from tests.conftest import SPARK_SLOW_TIER
+
+# The one Spark test of `make test`: the features steps (and through them the connector's reads and writes).
+pytestmark = pytest.mark.long(reason="starts a local[2] SparkSession with the Neo4j connector (about 20 s)")
 
 
 @pytest.fixture
@@ -22,6 +26,7 @@ def world_store(store, tmp_path):
     return store
 
 
+@SPARK_SLOW_TIER
 def test_connector_round_trip(spark, neo4j_settings, world_store):
     from pyspark.sql import functions as F
 
@@ -109,6 +114,7 @@ def _read_topics(store):
     return out, dict(zip(zip(src, dst), (float(x) for x in w)))
 
 
+@SPARK_SLOW_TIER
 def test_spark_topics_write_what_the_in_process_pipeline_writes(spark, neo4j_settings, world_store, tmp_path):
     from scholargraph.graph.features import load_current_models
     from scholargraph.spark.features import SparkFeatureEngine

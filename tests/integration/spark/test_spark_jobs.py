@@ -11,10 +11,12 @@ import os
 import pytest
 
 from scholargraph.graph.neo4j_store import Neo4jStore
-from tests.conftest import require_shared_data
+from tests.conftest import SPARK_SLOW_TIER, require_shared_data
 from tests.integration.test_pipeline import _close, cli, cypher, env_for, visible_scores
 
 JOBS = ("rising-stars", "reviewers", "citations")
+
+pytestmark = SPARK_SLOW_TIER
 
 
 def _reset(settings) -> None:

@@ -12,12 +12,14 @@ from scholargraph.graph.records import paper_text
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.graph.topics import TopicModel, held_out_perplexity, umass_coherence
 from scholargraph.ingest.loader import ingest
-from tests.conftest import require_shared_data
+from tests.conftest import SPARK_SLOW_TIER, require_shared_data
 
 # Spark's held-out perplexity over gensim's, same papers and seed: measured 1.038, 0.989, 1.021 on hep-th for
 # seeds 0-2 (bench/spark_topics.py); gensim's own seed-to-seed spread there is 232-242 (4 %).
 PERPLEXITY_TOLERANCE = 1.10
 UMASS_TOLERANCE = 0.3  # UMass of Spark's topics at most this much below gensim's (measured: 0.07 below to 0.1 above)
+
+pytestmark = SPARK_SLOW_TIER
 
 
 def papers_of(path: str, tmp_path) -> pd.DataFrame:

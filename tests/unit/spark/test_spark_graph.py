@@ -10,6 +10,7 @@ from scipy.stats import spearmanr
 from scholargraph.graph import networks
 from scholargraph.graph.features import network_features
 from scholargraph.graph.pagerank import PageRankNotConverged
+from tests.conftest import SPARK_SLOW_TIER
 from tests.unit.spark.snapshots import synthetic_export
 
 
@@ -50,6 +51,7 @@ def test_the_networks_are_the_in_process_ones(world, graph):
     np.testing.assert_allclose(got, networks.venue_avg_citation(snapshot), rtol=1e-12, equal_nan=True)
 
 
+@SPARK_SLOW_TIER  # the Spark test of `make test` (integration/spark/test_spark_engine.py) checks PageRank too
 def test_pagerank_of_all_four_networks_matches_scipy(world, graph):
     from scholargraph.spark import graph as sg
 
