@@ -319,13 +319,18 @@ def test_a_run_killed_with_sigkill_leaves_the_previous_scores_and_its_lease_expi
 
 
 @pytest.mark.long(reason="a second server with the demo graph, stopped under a scheduled run")
-def test_neo4j_stopped_mid_run_fails_clearly_and_shows_no_partial_scores(demo, spare_settings):
+def test_neo4j_stopped_mid_run_fails_clearly_and_shows_no_partial_scores(demo, spare_settings, tmp_path):
     settings = replace(spare_settings, heap="1g", pagecache="128m")
+    # The first 500 papers of the demo's world: a scheduled run over them is long enough to be cut.
+    part = tmp_path / "part"
+    part.mkdir()
+    lines = (demo.world / "corpus.aminer.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (part / "corpus.aminer.jsonl").write_text("".join(lines[:500]), encoding="utf-8")
     local_server.start(settings, quiet=True)
     try:
         env = env_for(settings, demo.home)  # the demo's trained models, on a second server
         cli(env, "db", "init")
-        ingest_with_features(env, demo.world)
+        ingest_with_features(env, part)
         cli(env, "jobs", "run")
         before = visible_scores(settings)
         before_runs = current_runs(settings)

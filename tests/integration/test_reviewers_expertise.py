@@ -1,4 +1,8 @@
-"""`reviewers evaluate --protocol expertise` on the real gold standard (dev half), through the CLI and Neo4j."""
+"""`reviewers evaluate --protocol expertise` on the real gold standard (dev half), through the CLI and Neo4j.
+
+The protocol's behaviour, on a small trained model: every reviewer and rating resolves, each loss lies in its
+interval, the model is far better than random. How good RECO-Rank is against the baselines (the table of
+docs/reviewers.md) is a benchmark: bench/reviewers_gold.py."""
 
 from __future__ import annotations
 
@@ -31,9 +35,13 @@ def test_expertise_protocol_on_the_gold_standard_dev_half(store, neo4j_settings,
     cli("ingest", "s2", str(data / "corpus.s2.jsonl"))
     features = cli("features", "--only", "topics,vectors")
     assert "minilm" in features  # natural-language corpus: the pretrained encoder is chosen
+    # A small model, trained first: evaluate then scores the current model instead of training one with the
+    # defaults (the benchmark's configuration).
+    cli("reviewers", "train", "--training-queries", "100", "--steps", "50")
     plot = tmp_path / "expertise.png"
     out = cli("reviewers", "evaluate", "--protocol", "expertise", "--queries", str(data / "queries.jsonl"),
-              "--qrels", str(data / "qrels.txt"), "--bootstrap", "500", "--plot", str(plot))
+              "--qrels", str(data / "qrels.txt"), "--bootstrap", "200", "--plot", str(plot))
+    assert "RECO-Rank: the trained model" in out, out
     losses = {m.group(1).strip(): (float(m.group(2)), float(m.group(3)), float(m.group(4)))
               for m in re.finditer(r"^(\S.*?)\s+(\d\.\d{3})\s+\[(\d\.\d{3}), (\d\.\d{3})\]$", out, re.M)}
     assert set(losses) >= {"RECO-Rank", "CoF", "mean-top-3 lexical (TF-IDF)", "mean-top-3 encoder (minilm-onnx-int8)",
@@ -42,17 +50,12 @@ def test_expertise_protocol_on_the_gold_standard_dev_half(store, neo4j_settings,
     assert "reviewers=29, ratings=234, skipped reviewers=0, skipped ratings=0" in out
     for loss, low, high in losses.values():
         assert low <= loss <= high
-    reco = losses["RECO-Rank"][0]
-    # Far from random (0.5), below the lexical baseline the published systems are compared with, and not above
-    # the pretrained encoder's own mean of the top 3 (its semantic anchor) beyond seed noise: measured
-    # 0.188 against 0.189 (the issue's bar is 0.19).
-    assert reco < 0.2 and reco <= losses["mean-top-3 lexical (TF-IDF)"][0]
-    assert reco <= losses["mean-top-3 encoder (minilm-onnx-int8)"][0] + 0.005
+    # Far better than random (0.5) even trained this little; the bench holds the margins over the baselines.
+    assert losses["RECO-Rank"][0] < 0.3
     assert plot.exists() and plot.stat().st_size > 1000
 
     # A chair's run on the same data: the rated papers carry years older than many of the reviewers' own
     # papers. The years cut nothing unless asked: the same scores as without them, every pair scored.
-    cli("reviewers", "train", "--training-queries", "100", "--steps", "50")
     undated = tmp_path / "undated.jsonl"
     undated.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "year"}) + "\n"
                                for line in (data / "queries.jsonl").read_text(encoding="utf-8").splitlines()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +24,7 @@ from scholargraph.ranking.citations.encoder import SELECTOR_DIR, CiteomaticEncod
 from scholargraph.ranking.citations.nnrank import NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.text import Bags, shared_terms
+from scholargraph.ranking.torch_threads import torch_threads
 from scholargraph.registry import read_config, write_config
 from scholargraph.user_files import read_jsonl
 
@@ -88,6 +91,12 @@ class RecommenderParams:
     # (the last year's citing papers held out of this model's own training; see fit).
     validation: str = "previous-year"
     explain_terms: int = 5
+    # The previous-year pipeline trains in a thread beside this one when both train on one torch thread and
+    # the machine has two cores: the same model (each training keeps its own order of operations and its own
+    # random generators), 1.18x faster on hep-th as of 1994 (the GIL holds it back: much of a step is Python).
+    # Two torch threads instead were no faster and not reproducible (issue 49, docs/citations.md). False: one
+    # after the other.
+    concurrent_validation: bool = True
 
 
 MODEL_NAME, VERSION = "citation-recommender", 1
@@ -196,8 +205,13 @@ class CitationRecommender:
         train = snapshot.as_of(as_of) if as_of is not None else snapshot
         validation: tuple[list[Query], dict[str, dict[str, int]]] | None = None
         chosen: dict | None = None  # the choice made on a model of the previous year
+        previous: _Background | None = None
         if prm.fusion == "auto" and prm.validation == "previous-year":
-            chosen = self._previous_year(train, exclude_queries, quiet)
+            if self._trains_concurrently():
+                # Quiet: two progress bars would garble each other; this pipeline's bars show the pace.
+                previous = _Background(self._previous_year, train, exclude_queries, True)
+            else:
+                chosen = self._previous_year(train, exclude_queries, quiet)
         elif prm.fusion == "auto":
             held, drafts = hold_out_drafts(train, prm.validation_queries, exclude_queries)
             if len(drafts[0]) >= MIN_VALIDATION_QUERIES:  # else nothing is held out and nothing fused
@@ -209,16 +223,20 @@ class CitationRecommender:
         citing = np.diff(sp.csr_matrix(train.citations).indptr) > 0
         split = (self.ranker is not None and prm.ranker_years > 0
                  and citing[recent].sum() >= prm.min_ranker_queries)
-        self.selector.fit(train, queries=everyone, quiet=quiet)
-        if self.baseline is not None:
-            self.baseline.fit(train, quiet=quiet)
-        bm25 = self.baseline
-        self.candidate_bm25_ = None
-        if self.ranker is not None:
-            if self.ranker.params.lexical_candidates:
-                bm25 = self.candidate_bm25_ = bm25 if bm25 is not None else BM25().fit(train, quiet=quiet)
-            self.ranker.fit(train, self.selector, queries=recent if split else everyone, quiet=quiet, lexical=bm25,
-                            encoder_vectors=train.semantic_vectors if self.uses_encoder else None)
+        try:
+            self.selector.fit(train, queries=everyone, quiet=quiet)
+            if self.baseline is not None:
+                self.baseline.fit(train, quiet=quiet)
+            bm25 = self.baseline
+            self.candidate_bm25_ = None
+            if self.ranker is not None:
+                if self.ranker.params.lexical_candidates:
+                    bm25 = self.candidate_bm25_ = bm25 if bm25 is not None else BM25().fit(train, quiet=quiet)
+                self.ranker.fit(train, self.selector, queries=recent if split else everyone, quiet=quiet,
+                                lexical=bm25, encoder_vectors=train.semantic_vectors if self.uses_encoder else None)
+        finally:
+            if previous is not None:
+                chosen = previous.result()  # waits; raises what the previous-year pipeline raised
         self.lexical, self.rrf_k = None, None
         if prm.fusion is None or (prm.fusion == "auto" and validation is None and chosen is None):
             return self
@@ -232,6 +250,12 @@ class CitationRecommender:
         if self.rrf_k is None:
             self.lexical = None
         return self
+
+    def _trains_concurrently(self) -> bool:
+        """Whether the previous-year pipeline may train beside this one: both parts on one torch thread each
+        (their models then do not depend on what runs beside them) and a core for each."""
+        one_thread = self.selector.params.threads == 1 and (self.ranker is None or self.ranker.params.threads == 1)
+        return self.params.concurrent_validation and one_thread and (os.cpu_count() or 1) >= 2
 
     def _previous_year(self, train: GraphSnapshot, exclude_queries: Iterable[int], quiet: bool) -> dict | None:
         """The fusion choice (choose_fusion's record) of the pipeline of these parameters trained as of
@@ -550,6 +574,32 @@ def hold_out_drafts(train: GraphSnapshot, n: int, keep_out: Iterable[int] = (),
     keep[pool] = 0.0
     held = dataclasses.replace(train, citations=sp.csr_matrix(sp.diags(keep) @ cit))
     return held, (queries, qrels)
+
+
+class _Background:
+    """A call run in a daemon thread (an interrupted command does not wait for it), its result or exception
+    handed over by result(). The thread sets torch's threads to one for itself: a new thread would otherwise
+    take torch's process default."""
+
+    def __init__(self, fn: Callable[..., Any], *args: Any):
+        self._result: Any = None
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                with torch_threads(1):
+                    self._result = fn(*args)
+            except BaseException as exc:  # handed to the caller by result()
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="scholargraph-previous-year", daemon=True)
+        self._thread.start()
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
 
 
 def time_split_queries(snapshot: GraphSnapshot, year: int, max_queries: int | None = None, min_refs: int = 1,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
+import threading
 
 import numpy as np
 import pytest
@@ -396,3 +397,42 @@ def test_the_order_of_a_papers_references_does_not_change_the_model(split):
                        **{f"r.{k}": v for k, v in ranker.model_.state_dict().items()}})
     assert models[0].keys() == models[1].keys()
     assert all(torch.equal(models[0][k], models[1][k]) for k in models[0])
+
+
+def test_the_previous_year_pipeline_trained_beside_this_one_gives_the_same_model(split, monkeypatch):
+    """With one torch thread per training, the previous-year pipeline (the fusion choice) trains in a thread
+    beside the served one: the same weights and the same choice as one after the other."""
+    from scholargraph.ranking.citations import recommender as module
+
+    monkeypatch.setattr(module, "MIN_VALIDATION_QUERIES", 5)  # the small world's last year has few drafts
+    threads_seen: list[str] = []
+    real = module.CitationRecommender._previous_year
+
+    def recording(self, *args):
+        threads_seen.append(threading.current_thread().name)
+        return real(self, *args)
+
+    monkeypatch.setattr(module.CitationRecommender, "_previous_year", recording)
+    models, choices = [], []
+    for concurrent in (True, False):
+        rec = CitationRecommender(NNSelect(**{**SMALL_SELECT, "epochs": 1}), NNRank(**{**SMALL_RANK, "epochs": 1}),
+                                  validation_queries=20, concurrent_validation=concurrent).fit(split.train)
+        models.append({**{f"s.{k}": v for k, v in rec.selector.model_.state_dict().items()},
+                       **{f"r.{k}": v for k, v in rec.ranker.model_.state_dict().items()}})
+        choices.append((rec.fusion_validation_, rec.rrf_k))
+    assert threads_seen == ["scholargraph-previous-year", threading.main_thread().name]
+    assert choices[0] == choices[1] and choices[0][0]["model_as_of"] == split.train.max_year - 1
+    assert models[0].keys() == models[1].keys()
+    assert all(torch.equal(models[0][k], models[1][k]) for k in models[0])
+
+
+def test_an_error_of_the_previous_year_pipeline_reaches_the_caller(split, monkeypatch):
+    from scholargraph.ranking.citations import recommender as module
+
+    def failing(self, *args):
+        raise RuntimeError("the previous year failed")
+
+    monkeypatch.setattr(module.CitationRecommender, "_previous_year", failing)
+    rec = CitationRecommender(NNSelect(**{**SMALL_SELECT, "epochs": 1}), NNRank(**{**SMALL_RANK, "epochs": 1}))
+    with pytest.raises(RuntimeError, match="the previous year failed"):
+        rec.fit(split.train)
