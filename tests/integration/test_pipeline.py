@@ -22,7 +22,7 @@ from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.graph.query_library import list_queries
 from scholargraph.ranking.citations.nnselect import NNSelectParams
 from scholargraph.server import local_server
-from tests.conftest import REPO, SPARK_SLOW_TIER
+from tests.conftest import REPO, SPARK_SLOW_TIER, real_slice
 
 PAPERS = 1500
 SCORE_JOBS = ("reviewers", "citations")
@@ -323,9 +323,7 @@ def test_neo4j_stopped_mid_run_fails_clearly_and_shows_no_partial_scores(demo, s
     settings = replace(spare_settings, heap="1g", pagecache="128m")
     # The first 500 papers of the demo's world: a scheduled run over them is long enough to be cut.
     part = tmp_path / "part"
-    part.mkdir()
-    lines = (demo.world / "corpus.aminer.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    (part / "corpus.aminer.jsonl").write_text("".join(lines[:500]), encoding="utf-8")
+    real_slice(demo.world / "corpus.aminer.jsonl", 500, part / "corpus.aminer.jsonl")
     local_server.start(settings, quiet=True)
     try:
         env = env_for(settings, demo.home)  # the demo's trained models, on a second server

@@ -24,7 +24,6 @@ from scholargraph.ranking.citations.encoder import SELECTOR_DIR, CiteomaticEncod
 from scholargraph.ranking.citations.nnrank import NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.text import Bags, shared_terms
-from scholargraph.ranking.torch_threads import torch_threads
 from scholargraph.registry import read_config, write_config
 from scholargraph.user_files import read_jsonl
 
@@ -578,8 +577,7 @@ def hold_out_drafts(train: GraphSnapshot, n: int, keep_out: Iterable[int] = (),
 
 class _Background:
     """A call run in a daemon thread (an interrupted command does not wait for it), its result or exception
-    handed over by result(). The thread sets torch's threads to one for itself: a new thread would otherwise
-    take torch's process default."""
+    handed over by result(). The models' own fits set their torch threads, as they do on the main thread."""
 
     def __init__(self, fn: Callable[..., Any], *args: Any):
         self._result: Any = None
@@ -587,8 +585,7 @@ class _Background:
 
         def run() -> None:
             try:
-                with torch_threads(1):
-                    self._result = fn(*args)
+                self._result = fn(*args)
             except BaseException as exc:  # handed to the caller by result()
                 self._error = exc
 
