@@ -92,7 +92,8 @@ class RecommenderParams:
     explain_terms: int = 5
     # The previous-year pipeline trains in a thread beside this one when both train on one torch thread and
     # the machine has two cores: the same model (each training keeps its own order of operations and its own
-    # random generators), 1.18x faster on hep-th as of 1994 (the GIL holds it back: much of a step is Python).
+    # random generators), 1.18x faster on hep-th as of 1994 and 1.41x as of 1999 (the GIL holds it back: much
+    # of a step is Python).
     # Two torch threads instead were no faster and not reproducible (issue 49, docs/citations.md). False: one
     # after the other.
     concurrent_validation: bool = True
