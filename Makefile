@@ -25,16 +25,20 @@ $(STAMP): setup.cfg pyproject.toml requirements.lock
 demo: install
 	bash scripts/demo.sh
 
+# Test processes (pytest-xdist), each with a test server of its own; a whole file runs in one process, so its
+# module fixtures are built once (docs/testing.md). TEST_WORKERS=0 runs everything in this process.
+TEST_WORKERS ?= 2
+
 test: install
-	bash scripts/test.sh -m "not slow"
+	bash scripts/test.sh -m "not slow" -n $(TEST_WORKERS) --dist loadfile
 
 # No server: the unit tests only, without the slow tier.
 test-unit: install
-	$(BIN)/pytest tests/unit -m "not slow" --durations=10
+	$(BIN)/pytest tests/unit -m "not slow" --durations=10 -n $(TEST_WORKERS)
 
 # What `make test` leaves out (docs/testing.md): run it before resolving an issue that touches it.
 test-slow: install
-	bash scripts/test.sh -m slow
+	bash scripts/test.sh -m slow -n $(TEST_WORKERS) --dist loadfile
 
 lint: install
 	$(BIN)/ruff check scholargraph tests bench
@@ -52,4 +56,4 @@ bench: install
 	$(BIN)/python bench/store_write.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .import_linter_cache .grimp_cache .hypothesis *.egg-info .scholargraph-test .scholargraph-demo
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .import_linter_cache .grimp_cache .hypothesis *.egg-info .scholargraph-test* .scholargraph-demo

@@ -110,6 +110,9 @@ class Settings:
     pagecache: str = "512m"
     # Plugins of the managed server, fetched from Maven Central on first use.
     plugins: str = "apoc"
+    # Class-data sharing for the managed server (SCHOLARGRAPH_CLASS_ARCHIVE=off turns it off): the first start
+    # archives the classes it loaded when it stops, and later starts map them (server/local_server.py).
+    class_archive: bool = True
     # `--engine spark`: the master (local[N] or a cluster URL) and the driver's memory; see docs/scale-out.md.
     spark_master: str = "local[2]"
     spark_driver_memory: str = "4g"
@@ -171,7 +174,7 @@ class Settings:
                 continue
             raw = values[f.name]
             try:
-                if f.name == "neo4j_auth":
+                if f.name in ("neo4j_auth", "class_archive"):
                     coerced[f.name] = _boolean(f.name, raw)
                 elif f.name in ("neo4j_port", "neo4j_http_port"):
                     if isinstance(raw, bool) or not isinstance(raw, int | str) or not INTEGER.match(str(raw)):

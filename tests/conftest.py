@@ -35,6 +35,36 @@ def real_slice(path: Path, lines: int, out: Path) -> Path:
     return out
 
 
+# Each pytest-xdist worker past the first has a test server of its own (Community has one user database, and the
+# fault tests stop servers): its own home, and ports WORKER_PORT_STRIDE apart, which leaves room for the
+# throw-away servers of each worker (Bolt P+1 and P+3, HTTP P+2 and P+4; see spare_settings and bulk_server).
+WORKER_PORT_STRIDE = 10
+
+
+def _worker_index() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ... under `pytest -n N`
+    return int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+
+
+def pytest_configure(config):
+    """Under xdist, point this worker's environment (and so its `scholargraph` subprocesses) at its own server:
+    gw0 keeps the one scripts/test.sh started, gwN gets `<home>-gwN` and ports N*WORKER_PORT_STRIDE higher."""
+    index = _worker_index()
+    if index == 0:
+        return
+    if os.environ.get("SCHOLARGRAPH_NEO4J_URI"):
+        raise pytest.UsageError("SCHOLARGRAPH_NEO4J_URI names one server, and the tests of each xdist worker need "
+                                "a database of their own: run with -n 0, or unset it for the managed test servers")
+    env = os.environ
+    home = env.get("SCHOLARGRAPH_HOME", str(REPO / ".scholargraph-test"))
+    port = int(env.get("SCHOLARGRAPH_NEO4J_PORT", "17688"))
+    http = int(env.get("SCHOLARGRAPH_NEO4J_HTTP_PORT", str(port + 2)))
+    env["SCHOLARGRAPH_HOME"] = f"{home}-gw{index}"
+    env["SCHOLARGRAPH_NEO4J_PORT"] = str(port + index * WORKER_PORT_STRIDE)
+    env["SCHOLARGRAPH_NEO4J_HTTP_PORT"] = str(http + index * WORKER_PORT_STRIDE if http else 0)
+    env.pop("SCHOLARGRAPH_NEO4J_PASSWORD", None)  # the worker's server generates its own
+
+
 def _test_settings():
     from scholargraph.config import Settings
 
@@ -201,6 +231,9 @@ def pytest_collection_modifyitems(items):
 
 def pytest_runtest_logreport(report):
     _test_seconds[report.nodeid] = _test_seconds.get(report.nodeid, 0.0) + report.duration
+    # Under xdist the controller collects nothing: a report's keywords (its markers) travel with it.
+    if any(name in report.keywords for name in BUDGET_MARKERS):
+        _allowed_long.add(report.nodeid)
 
 
 def _unmarked_long_tests(limit: float) -> list[tuple[str, float]]:

@@ -6,6 +6,7 @@ import os
 import signal
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -41,9 +42,13 @@ def test_start_is_idempotent_status_and_stop(spare_settings):
         assert local_server.stop(spare_settings) is True
     assert not local_server.status(spare_settings).running
     assert local_server.stop(spare_settings) is False  # stopping a stopped server is fine
-    # Restart: the data survived the clean shutdown.
-    local_server.start(spare_settings, quiet=True)
+    # A clean stop leaves the runtime's class-data archive (written by this server, or by one before it)...
+    archive = local_server.class_archive_file(spare_settings)
+    assert archive.is_file()
+    # Restart: the data survived the clean shutdown, and the server maps the archive.
+    restarted = local_server.start(spare_settings, quiet=True)
     try:
+        assert f"-XX:SharedArchiveFile={archive}".encode() in Path(f"/proc/{restarted.pid}/cmdline").read_bytes()
         assert _paper_count(spare_settings) == 5
     finally:
         local_server.stop(spare_settings)

@@ -1,0 +1,72 @@
+"""Class-data sharing of the managed server: the first start of a runtime writes an archive when it stops, later
+starts map it, and a server that did not stop cleanly never leaves a file that a later start would map."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scholargraph.config import Settings
+from scholargraph.server import local_server
+
+
+@pytest.fixture
+def runtime(tmp_path) -> tuple[Settings, Path, str, list[Path]]:
+    settings = Settings(home=tmp_path / "home", cache=tmp_path / "cache")
+    (settings.home / "run").mkdir(parents=True)
+    runtime = tmp_path / "runtime"
+    (runtime / "lib").mkdir(parents=True)
+    jars = []
+    for name in ("a.jar", "b.jar"):
+        (runtime / "lib" / name).write_bytes(name.encode())
+        jars.append(runtime / "lib" / name)
+    java = tmp_path / "java"
+    java.write_text("#!/bin/sh\n")
+    return settings, runtime, str(java), jars
+
+
+def _option(options: list[str], name: str) -> Path | None:
+    found = [o.split("=", 1)[1] for o in options if o.startswith(f"-XX:{name}=")]
+    return Path(found[0]) if found else None
+
+
+def test_a_clean_stop_puts_the_archive_in_place_and_the_next_start_maps_it(runtime):
+    settings, folder, java, jars = runtime
+    first = local_server._class_archive_options(settings, folder, java, jars)
+    pending = _option(first, "ArchiveClassesAtExit")
+    assert pending is not None and _option(first, "SharedArchiveFile") is None
+    pending.write_bytes(b"classes")  # what the JVM writes as it exits
+    local_server._settle_class_archive(settings, clean_exit=True)
+    archive = local_server._archive_file(folder, java, jars)
+    assert archive.read_bytes() == b"classes" and not pending.exists()
+    again = local_server._class_archive_options(settings, folder, java, jars)
+    assert _option(again, "SharedArchiveFile") == archive and _option(again, "ArchiveClassesAtExit") is None
+
+
+@pytest.mark.parametrize("written", [True, False], ids=["written, then killed", "killed before writing"])
+def test_a_server_that_did_not_stop_cleanly_leaves_no_archive(runtime, written):
+    settings, folder, java, jars = runtime
+    pending = _option(local_server._class_archive_options(settings, folder, java, jars), "ArchiveClassesAtExit")
+    if written:
+        pending.write_bytes(b"half")
+    local_server._settle_class_archive(settings, clean_exit=False)  # what the next start does first
+    assert not pending.exists() and not local_server._archive_file(folder, java, jars).exists()
+    assert _option(local_server._class_archive_options(settings, folder, java, jars), "ArchiveClassesAtExit")
+
+
+def test_another_jdk_or_a_changed_jar_gets_an_archive_of_its_own(runtime, tmp_path):
+    settings, folder, java, jars = runtime
+    archive = local_server._archive_file(folder, java, jars)
+    other_java = tmp_path / "java17"
+    other_java.write_text("#!/bin/sh\n")
+    assert local_server._archive_file(folder, str(other_java), jars) != archive
+    jars[0].write_bytes(b"a newer build")
+    assert local_server._archive_file(folder, java, jars) != archive
+
+
+def test_it_can_be_turned_off(runtime):
+    settings, folder, java, jars = runtime
+    off = Settings.load(env={"SCHOLARGRAPH_CLASS_ARCHIVE": "off"})
+    assert off.class_archive is False
+    assert local_server._class_archive_options(off, folder, java, jars) == []
