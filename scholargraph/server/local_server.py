@@ -452,6 +452,18 @@ def _recover_interrupted_import(settings: Settings) -> None:
                      "empty, as it was before: run that ingest again\n")
 
 
+def _exiting(pid: int | None) -> bool:
+    """Whether the server `pid` of this home still runs or is still exiting: a killed JVM's threads close its
+    sockets one by one after its main thread is a zombie (an empty command line). A recycled pid is not it."""
+    if pid is None:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return not Path("/proc").is_dir() and _alive(pid, b"")
+    return not cmdline or LAUNCHER_CLASS.encode() in cmdline
+
+
 def _port_open(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.settimeout(0.5)
@@ -509,8 +521,7 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     ports = [p for p in (port, http_port) if p > 0]
     previous = _read_pid(settings)
     deadline = time.monotonic() + 10
-    while _alive(previous, LAUNCHER_CLASS.encode()) and any(_port_open(p) for p in ports) \
-            and time.monotonic() < deadline:
+    while _exiting(previous) and any(_port_open(p) for p in ports) and time.monotonic() < deadline:
         time.sleep(0.2)
     if _port_open(port):
         raise _port_in_use(port, "SCHOLARGRAPH_NEO4J_PORT")

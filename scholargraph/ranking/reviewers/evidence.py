@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -181,6 +183,8 @@ class EvidenceIndex:
     author_details: AuthorDetails | None = None
     institution_years: int | None = 3
     _coi: ConflictChecker | None = None
+    # Where the text vectors of submissions are kept (remember_encodings): none unless the service gives one.
+    _encodings: Any = None
 
     def __init__(self, snapshot: GraphSnapshot, text_vectors: np.ndarray, topic_vectors: np.ndarray,
                  citation_vectors: np.ndarray, *, encoder=None, topic_model=None, background: int = 2000,
@@ -428,9 +432,28 @@ class EvidenceIndex:
         topics = np.zeros((n, self.topics.shape[1]), dtype=np.float32)
         if has.any():
             keep = [t for t, h in zip(texts, has) if h]
-            text[has] = _l2_rows(np.asarray(self.encoder.encode(keep), dtype=np.float32))
+            text[has] = _l2_rows(self._encode(keep))
             topics[has] = _topic_rows(self.topic_model, keep)
         return text, topics
+
+    def remember_encodings(self, cache) -> None:
+        """Keep the text vectors of each set of submissions in `cache` (a graph.snapshot_cache.StateCache): the
+        same submissions encoded again by the same encoder (a second `recommend` of one file, `evaluate` then
+        `recommend`) are read back instead of encoded, bit for bit what the first call computed. The key is the
+        whole list of texts, not each text: an int8 encoder's vector of a text depends on its batch."""
+        self._encodings = cache
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        def encode() -> np.ndarray:
+            return np.asarray(self.encoder.encode(texts), dtype=np.float32)
+
+        key = getattr(self.encoder, "key", None)
+        if self._encodings is None or not isinstance(key, str):
+            return encode()
+        digest = hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode("utf-8")).hexdigest()
+        return self._encodings.get({"encoder": key, "texts": digest}, encode,
+                                   lambda vectors, path: np.save(path / "vectors.npy", vectors),
+                                   lambda path: np.load(path / "vectors.npy"))
 
     def lexical_rows(self, texts: Sequence[str]) -> sp.csr_matrix | None:
         """L2-normalised TF-IDF rows of new texts in the index's lexical space (None without one)."""

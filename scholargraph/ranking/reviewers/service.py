@@ -78,6 +78,10 @@ def resolve_candidates(resolver: IdResolver, listed: dict[str, list[str]], what:
 
 EVIDENCE_CACHE = "evidence"  # models_dir/cache/evidence/<digest of the graph state and models>/
 KEEP_CACHED = 2  # evidence indexes kept (the newest): the current graph state, and the one before it
+# models_dir/cache/submission-vectors/<digest of the encoder and the texts>/: the text vectors of the last sets of
+# submissions (EvidenceIndex.remember_encodings), about 1.5 kB a submission with MiniLM.
+SUBMISSION_VECTORS_CACHE = "submission-vectors"
+KEEP_SUBMISSION_SETS = 8
 
 
 def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | None = None,
@@ -140,7 +144,9 @@ def build_index(store, models_dir: Path, quiet: bool, models: dict[str, str] | N
 
     state = {"graph": graph_watermark(store), "models": dict(sorted((models or graph_models).items())),
              "encoder": key}
-    return StateCache(cache_root(models_dir) / EVIDENCE_CACHE, keep=KEEP_CACHED).get(state, build, save, load)
+    index = StateCache(cache_root(models_dir) / EVIDENCE_CACHE, keep=KEEP_CACHED).get(state, build, save, load)
+    index.remember_encodings(StateCache(cache_root(models_dir) / SUBMISSION_VECTORS_CACHE, keep=KEEP_SUBMISSION_SETS))
+    return index
 
 
 def index_for_model(store, models_dir: Path, meta: dict, quiet: bool,

@@ -148,3 +148,24 @@ def test_no_queries_no_suggestions(world, spark):
     queries = paper_queries(index, 3)
     empty = ReviewerPool.from_snapshot(index.snapshot, author_ids=[])
     assert recommend_queries(model, index, queries, empty, 5, mapper=mapper) == [[], [], []]
+
+
+def test_a_set_of_submissions_is_encoded_once_and_read_back_bit_for_bit(world, tmp_path):
+    from scholargraph.graph.snapshot_cache import StateCache
+
+    index, _, _, _, queries_file = world
+    plain = [q.text_vector for q in index.read_queries(str(queries_file))]
+    remembering = copy.copy(index)
+    calls: list[int] = []
+    encoder = copy.copy(index.encoder)
+    encode = encoder.encode
+    encoder.encode = lambda texts, *a, **k: calls.append(len(texts)) or encode(texts, *a, **k)
+    remembering.encoder = encoder
+    remembering.remember_encodings(StateCache(tmp_path / "vectors", keep=2))
+    for _ in range(2):
+        again = [q.text_vector for q in remembering.read_queries(str(queries_file))]
+        assert all(np.array_equal(a, b) for a, b in zip(plain, again))
+    assert len(calls) == 1  # the second read is the first one's vectors
+    fewer = remembering.queries_from_records([json.loads(line) for line in queries_file.read_text().splitlines()][:3])
+    assert len(calls) == 2 and calls[1] == 3  # another set of texts is another key
+    assert fewer
