@@ -280,13 +280,13 @@ def _launcher_jar(runtime: Path) -> Path:
     return runtime / f"launcher-{digest}.jar"
 
 
-def _classpath(runtime: Path, plugin_dirs: list[Path], browser: Path) -> list[Path]:
-    """The server's classpath: what every start shares first (the launcher, the Neo4j jars, the plugins' jars, in
-    a fixed order), the Browser jar (or the copy with this home's guide) last, so that one class-data archive
+def _shared_jars(settings: Settings, runtime: Path) -> list[Path]:
+    """What every start puts first on its classpath, in a fixed order: the launcher, the Neo4j jars, the plugins'
+    jars. The Browser jar (or the copy with this home's guide) goes after them, so that one class-data archive
     serves every home: the archive holds no class of the Browser jar, which carries only static files."""
     lib = sorted(j for j in (runtime / "lib").glob("*.jar") if j.name != _original_browser_jar(runtime).name)
-    plugins = [j for d in plugin_dirs for j in sorted(d.glob("*.jar"))]
-    return [_launcher_jar(runtime), *lib, *plugins, browser]
+    plugins = [j for name in requested_plugins(settings) for j in sorted(_plugin_dir(runtime, name).glob("*.jar"))]
+    return [_launcher_jar(runtime), *lib, *plugins]
 
 
 def _original_browser_jar(runtime: Path) -> Path:
@@ -319,9 +319,7 @@ def class_archive_file(settings: Settings) -> Path:
     """The class-data archive that a start of the managed server maps (once a server of this runtime has
     stopped cleanly; before that, the next stop writes it)."""
     runtime = _runtime_dir(settings)
-    plugin_dirs = [_plugin_dir(runtime, name) for name in requested_plugins(settings)]
-    shared = _classpath(runtime, plugin_dirs, _original_browser_jar(runtime))[:-1]
-    return _archive_file(runtime, _java(settings), shared)
+    return _archive_file(runtime, _java(settings), _shared_jars(settings, runtime))
 
 
 def _class_archive_options(settings: Settings, runtime: Path, java: str, shared: list[Path]) -> list[str]:
@@ -544,7 +542,7 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
         # copy of the Browser jar that takes the original's place on the classpath.
         page = browser_guide.library_guide()
         browser = browser_guide.write_browser_jar(browser, _browser_jar(settings), page)
-    jars = _classpath(runtime, plugin_dirs, browser)
+    shared = _shared_jars(settings, runtime)
     java = _java(settings)
     _settle_class_archive(settings, clean_exit=False)  # what a server killed before left
     env = dict(os.environ)
@@ -557,8 +555,8 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     if guide:
         env["SCHOLARGRAPH_NEO4J_BROWSER_GUIDE"] = browser_guide.guide_url(http_port)
     cmd = [java, f"-Xmx{settings.heap}", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError", "-Dfile.encoding=UTF-8",
-           *_class_archive_options(settings, runtime, java, jars[:-1]),
-           "-cp", os.pathsep.join(map(str, jars)), LAUNCHER_CLASS, str(home), str(port), str(http_port)]
+           *_class_archive_options(settings, runtime, java, shared),
+           "-cp", os.pathsep.join(map(str, [*shared, browser])), LAUNCHER_CLASS, str(home), str(port), str(http_port)]
     log = log_file(settings)
     with open(log, "ab") as out:
         log_from = out.tell()  # what this start writes: an earlier run's error is not this one's
