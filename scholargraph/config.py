@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import stat
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -24,6 +25,19 @@ DEFAULT_HTTP_PORT = 7474  # the Neo4j Browser and the HTTP API of the managed se
 PASSWORD_FILE = "neo4j-password"
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
+
+
+def _jvm_options(raw: str) -> str:
+    """JVM options as a shell would split them, each an option (`-X...`, `-D...`): a stray word or an unclosed
+    quote would make the JVM take it as its main class."""
+    try:
+        options = shlex.split(raw)
+    except ValueError as exc:
+        raise ValueError(f"jvm_options: {exc}") from None
+    stray = [o for o in options if not o.startswith("-")]
+    if stray:
+        raise ValueError(f"jvm_options must be JVM options (each starting with -), not {stray[0]!r}"[:120])
+    return raw
 
 
 def _boolean(name: str, raw: object) -> bool:
@@ -113,6 +127,9 @@ class Settings:
     # Class-data sharing for the managed server (SCHOLARGRAPH_CLASS_ARCHIVE=off turns it off): the first start
     # archives the classes it loaded when it stops, and later starts map them (server/local_server.py).
     class_archive: bool = True
+    # More options for the JVMs scholargraph starts (the managed server and `ingest --bulk`'s importer), after
+    # its own, so they win: a collector, or `-XX:TieredStopAtLevel=1` for short-lived servers (the test suite's).
+    jvm_options: str = ""
     # `--engine spark`: the master (local[N] or a cluster URL) and the driver's memory; see docs/scale-out.md.
     spark_master: str = "local[2]"
     spark_driver_memory: str = "4g"
@@ -120,6 +137,10 @@ class Settings:
     @property
     def managed(self) -> bool:
         return not self.neo4j_uri
+
+    @property
+    def jvm_option_list(self) -> list[str]:
+        return shlex.split(self.jvm_options)
 
     @property
     def uri(self) -> str:
@@ -187,6 +208,8 @@ class Settings:
                         coerced[f.name] = Path(str(raw)).expanduser()
                     except RuntimeError:  # `~name/...` of an account this machine does not know
                         raise ValueError(f"{f.name} must be a path whose ~user exists, not {raw!r}"[:120]) from None
+                elif f.name == "jvm_options":
+                    coerced[f.name] = _jvm_options(str(raw))
                 else:
                     coerced[f.name] = str(raw)
             except ValueError as exc:

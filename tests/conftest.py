@@ -74,6 +74,7 @@ def _test_settings():
     # The Browser/HTTP port: never the default 7474 of a user's own server (scripts/test.sh sets it too).
     env.setdefault("SCHOLARGRAPH_NEO4J_HTTP_PORT", str(int(env["SCHOLARGRAPH_NEO4J_PORT"]) + 2))
     env.setdefault("SCHOLARGRAPH_HEAP", "1g")
+    env.setdefault("SCHOLARGRAPH_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")  # as scripts/test.sh: short-lived JVMs
     return Settings.load(env=env)
 
 
@@ -104,6 +105,17 @@ def cli_env(settings, home: Path) -> dict:
     env.pop("SCHOLARGRAPH_NEO4J_PASSWORD", None)
     if settings.password:  # the test server's generated password (its home's file), or an explicit one
         env["SCHOLARGRAPH_NEO4J_PASSWORD"] = settings.password
+    return env
+
+
+def managed_env(settings) -> dict:
+    """The environment of a user of the managed server of `settings`: its home, ports and JVM, no URI and no
+    password (the home's file has it), none of the test server's other settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCHOLARGRAPH_")}
+    env.update(SCHOLARGRAPH_HOME=str(settings.home), SCHOLARGRAPH_NEO4J_PORT=str(settings.neo4j_port),
+               SCHOLARGRAPH_NEO4J_HTTP_PORT=str(settings.neo4j_http_port), SCHOLARGRAPH_HEAP=settings.heap,
+               SCHOLARGRAPH_PAGECACHE=settings.pagecache, SCHOLARGRAPH_CACHE=str(settings.cache),
+               SCHOLARGRAPH_JVM_OPTIONS=settings.jvm_options)
     return env
 
 

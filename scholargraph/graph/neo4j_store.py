@@ -5,9 +5,13 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import random
+import socket
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import neo4j
 import numpy as np
@@ -42,6 +46,28 @@ WHITESPACE_ID_MIGRATION = "whitespace-free-ids"
 logging.getLogger("neo4j").addHandler(logging.NullHandler())
 
 
+# A managed transaction is tried again on a transient error (a deadlock between two writers, a lost connection)
+# for this long, as the driver would; a server that refuses connections is not waited for (see _transaction).
+RETRY_SECONDS = 30.0
+FIRST_RETRY_DELAY = 1.0
+
+
+def _refuses_connections(uri: str) -> bool:
+    """True when the server of a direct (bolt://) URI refuses a TCP connection: it is not running, and no retry
+    will reach it. A routing URI (neo4j://) has other members to try, and a timeout may be a slow network:
+    neither counts."""
+    parts = urlsplit(uri)
+    if not parts.scheme.startswith("bolt") or not parts.hostname:
+        return False
+    try:
+        with socket.create_connection((parts.hostname, parts.port or 7687), timeout=2.0):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except (OSError, ValueError):
+        return False
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, neo4j_errors.AuthError):
         return "authentication failed (check SCHOLARGRAPH_NEO4J_USER / SCHOLARGRAPH_NEO4J_PASSWORD)"
@@ -60,7 +86,8 @@ class Neo4jStore:
         driver = None
         try:
             driver = GraphDatabase.driver(uri, auth=auth, connection_timeout=connection_timeout,
-                                          max_transaction_retry_time=30.0,
+                                          # one attempt each: _transaction retries, knowing a stopped server
+                                          max_transaction_retry_time=0.0,
                                           # Server notices (unknown labels on an empty graph,
                                           # deprecations) are not the user's concern.
                                           notifications_min_severity="OFF")
@@ -85,6 +112,29 @@ class Neo4jStore:
     def _session(self, **kwargs) -> neo4j.Session:
         return self._driver.session(database=self.database, **kwargs)
 
+    def _transaction(self, session: neo4j.Session, write: bool, work, *args):
+        """`work` in one managed transaction, tried again on a retryable error with the driver's backoff for up to
+        RETRY_SECONDS, except when the server refuses connections: a stopped server is said at once, not after
+        half a minute of retries (and each later write of the failing command would wait as long again)."""
+        execute = session.execute_write if write else session.execute_read
+        deadline = None
+        delay = FIRST_RETRY_DELAY
+        while True:
+            try:
+                return execute(work, *args)
+            except (neo4j_errors.DriverError, neo4j_errors.Neo4jError) as exc:
+                if not exc.is_retryable():
+                    raise
+                if isinstance(exc, neo4j_errors.ServiceUnavailable | neo4j_errors.SessionExpired) \
+                        and _refuses_connections(self.uri):
+                    raise
+                now = time.monotonic()
+                deadline = deadline or now + RETRY_SECONDS
+                if now >= deadline:
+                    raise
+                time.sleep(min(delay * random.uniform(0.8, 1.2), deadline - now))
+                delay *= 2
+
     def _guard(self, fn, *args, **kwargs):
         try:
             return fn(*args, **kwargs)
@@ -103,7 +153,7 @@ class Neo4jStore:
 
         def call():
             with self._session() as session:
-                return session.execute_write(work)
+                return self._transaction(session, True, work)
         return self._guard(call)
 
     def run_read(self, query_name: str, /, **params) -> list[dict]:
@@ -114,7 +164,7 @@ class Neo4jStore:
 
         def call():
             with self._session() as session:
-                return session.execute_read(work)
+                return self._transaction(session, False, work)
         return self._guard(call)
 
     def run_autocommit(self, query_name: str, /, **params) -> list[dict]:
@@ -150,7 +200,7 @@ class Neo4jStore:
 
         def call(after: str):
             with self._session(default_access_mode=neo4j.READ_ACCESS) as session:
-                return session.execute_read(work, after)
+                return self._transaction(session, False, work, after)
 
         after = start
         while True:
@@ -192,7 +242,7 @@ class Neo4jStore:
         with self._session() as session:
             for statement in statements:
                 try:
-                    session.execute_write(run, statement)
+                    self._transaction(session, True, run, statement)
                 except neo4j_errors.ClientError as exc:
                     if exc.code != "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists":
                         raise
@@ -357,7 +407,7 @@ class Neo4jStore:
 
         def call():
             with self._session() as session:
-                return session.execute_write(work)
+                return self._transaction(session, True, work)
         return self._guard(call)
 
     # --- snapshot reads -------------------------------------------------------------------------
@@ -452,7 +502,7 @@ class Neo4jStore:
 
         def call():
             with self._session() as session:
-                return session.execute_read(work)
+                return self._transaction(session, False, work)
         return self._guard(call)
 
     # --- scoring runs: write beside, switch in one step, clean up ------------------------------------

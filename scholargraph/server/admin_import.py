@@ -86,7 +86,7 @@ def run_import(settings: Settings, files: dict[str, list[str]], array_delimiter:
         f"server.directories.data={home / 'data'}\nserver.directories.logs={settings.home / 'logs'}\n")
     env = dict(os.environ, NEO4J_HOME=str(home), NEO4J_CONF=str(conf_dir))
     log_path = work_dir / "import.log"
-    cmd = [local_server._java(settings), f"-Xmx{settings.heap}", "-Dfile.encoding=UTF-8",
+    cmd = [local_server._java(settings), f"-Xmx{settings.heap}", "-Dfile.encoding=UTF-8", *settings.jvm_option_list,
            "-cp", str(runtime / "lib" / "*"), ADMIN_TOOL,
            *import_command(files, array_delimiter, work_dir / "import.report", multiline)]
     local_server.stop(settings)

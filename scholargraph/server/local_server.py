@@ -299,10 +299,11 @@ def _original_browser_jar(runtime: Path) -> Path:
 # (JDK class-data sharing): measured 13.6 s -> 9.6 s to ready, 25 s -> 18 s of CPU (README, the managed server).
 
 
-def _archive_key(java: str, shared: list[Path]) -> str:
-    """What the archive depends on: the JVM binary and each shared jar (name, size, time)."""
+def _archive_key(java: str, shared: list[Path], jvm_options: list[str]) -> str:
+    """What the archive depends on: the JVM binary, the options it runs with (a JVM refuses an archive written
+    under other options that bear on it, such as the collector) and each shared jar (name, size, time)."""
     real = Path(java).resolve()
-    parts = [str(real), str(real.stat().st_mtime_ns)]
+    parts = [str(real), str(real.stat().st_mtime_ns), *jvm_options]
     parts += [f"{jar}:{jar.stat().st_size}:{jar.stat().st_mtime_ns}" for jar in shared if jar.exists()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
@@ -311,15 +312,15 @@ def _archive_record(settings: Settings) -> Path:
     return _run_dir(settings) / "class-archive.json"
 
 
-def _archive_file(runtime: Path, java: str, shared: list[Path]) -> Path:
-    return runtime / "class-archives" / f"classes-{_archive_key(java, shared)}.jsa"
+def _archive_file(runtime: Path, java: str, shared: list[Path], jvm_options: list[str]) -> Path:
+    return runtime / "class-archives" / f"classes-{_archive_key(java, shared, jvm_options)}.jsa"
 
 
 def class_archive_file(settings: Settings) -> Path:
     """The class-data archive that a start of the managed server maps (once a server of this runtime has
     stopped cleanly; before that, the next stop writes it)."""
     runtime = _runtime_dir(settings)
-    return _archive_file(runtime, _java(settings), _shared_jars(settings, runtime))
+    return _archive_file(runtime, _java(settings), _shared_jars(settings, runtime), settings.jvm_option_list)
 
 
 def _class_archive_options(settings: Settings, runtime: Path, java: str, shared: list[Path]) -> list[str]:
@@ -328,7 +329,7 @@ def _class_archive_options(settings: Settings, runtime: Path, java: str, shared:
     writing it, or two servers writing at once, never leave a damaged archive in use)."""
     if not settings.class_archive:
         return []
-    archive = _archive_file(runtime, java, shared)
+    archive = _archive_file(runtime, java, shared, settings.jvm_option_list)
     folder = archive.parent
     quiet = "-Xlog:cds=error,cds+dynamic=error"  # its warnings (classes it leaves out) are not the server's
     if archive.is_file():
@@ -555,7 +556,7 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     if guide:
         env["SCHOLARGRAPH_NEO4J_BROWSER_GUIDE"] = browser_guide.guide_url(http_port)
     cmd = [java, f"-Xmx{settings.heap}", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError", "-Dfile.encoding=UTF-8",
-           *_class_archive_options(settings, runtime, java, shared),
+           *_class_archive_options(settings, runtime, java, shared), *settings.jvm_option_list,
            "-cp", os.pathsep.join(map(str, [*shared, browser])), LAUNCHER_CLASS, str(home), str(port), str(http_port)]
     log = log_file(settings)
     with open(log, "ab") as out:

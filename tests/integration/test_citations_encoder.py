@@ -47,10 +47,17 @@ def train(env, *extra):
     return cli(env, "citations", "train", "--epochs", "1", "--max-triplets", "5000", *extra)
 
 
-@pytest.mark.long(reason="the module's graph (662 real hep-th papers encoded with MiniLM) and three trainings")
-def test_the_ranker_reads_the_graphs_encoder_and_keeps_it_for_serving_and_retraining(library):
+def _weights(work: Path) -> dict[str, torch.Tensor]:
+    """The current model's NNSelect and NNRank tensors."""
+    path = Path(json.loads((work / "home" / "models" / "citations" / "current.json").read_text())["path"])
+    return {f"{part}.{k}": v for part in ("encoder/nnselect", "nnrank")
+            for k, v in torch.load(path / part / "state.pt", weights_only=True).items()}
+
+
+@pytest.mark.long(reason="the module's graph (662 real hep-th papers encoded with MiniLM) and four trainings")
+def test_the_ranker_reads_the_graphs_encoder_keeps_it_and_one_seed_trains_one_model(library):
     env, work, drafts, n = library
-    first = train(env)
+    first = train(env, "--seed", "3")
     assert f"NNRank reads the pretrained encoder {ENCODER}: its vectors of {n:,} papers are in the graph" \
         in first.stderr, first.stderr
     path = Path(json.loads((work / "home" / "models" / "citations" / "current.json").read_text())["path"])
@@ -58,15 +65,22 @@ def test_the_ranker_reads_the_graphs_encoder_and_keeps_it_for_serving_and_retrai
     assert (path / "text-vectors.npz").is_file()
     features = json.loads((path / "nnrank" / "config.json").read_text())["features"]
     assert features[-2:] == ["encoder_cosine", "log_encoder_neighbour_citations"]
+    weights = _weights(work)
     # Served from the model's own vectors: the in-graph drafts never get themselves back.
     rows = [json.loads(line) for line in cli(env, "citations", "recommend", "--queries", str(drafts), "--k", "10",
                                              "--format", "jsonl").stdout.splitlines() if line.strip()]
     assert len(rows) == 30 and {r["ranker"] for r in rows} <= {"citeomatic", "citeomatic+bm25"}
     ids = {json.loads(line)["id"] for line in drafts.read_text(encoding="utf-8").splitlines()}
     assert {r["query"] for r in rows} == ids and not [r for r in rows if r["paper_id"] == r["query"]]
-    # The graph's encoder is now Citeomatic's; a retrain (auto) still reads MiniLM, from the current model.
-    again = train(env)
+    # The graph's encoder is now Citeomatic's; a retrain (auto) still reads MiniLM, from the current model, and
+    # the same seed trains the same model.
+    again = train(env, "--seed", "3")
     assert f"NNRank reads the pretrained encoder {ENCODER}" in again.stderr, again.stderr
+    same = _weights(work)
+    assert weights.keys() == same.keys() and all(torch.equal(weights[k], same[k]) for k in weights)
+    train(env, "--seed", "4")
+    other = _weights(work)
+    assert not all(torch.equal(weights[k], other[k]) for k in weights)
     assert "without a pretrained encoder" in train(env, "--encoder", "none").stderr
 
 
@@ -81,24 +95,8 @@ def test_a_wrong_encoder_is_one_line_and_exit_2(library):
     assert proc.returncode == 2 and "--encoder is for --time-split" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def _weights(work: Path) -> dict[str, torch.Tensor]:
-    """The current model's NNSelect and NNRank tensors."""
-    path = Path(json.loads((work / "home" / "models" / "citations" / "current.json").read_text())["path"])
-    return {f"{part}.{k}": v for part in ("encoder/nnselect", "nnrank")
-            for k, v in torch.load(path / part / "state.pt", weights_only=True).items()}
-
-
-@pytest.mark.long(reason="three trainings through the CLI")
-def test_the_same_seed_trains_the_same_model_and_another_seed_another(library):
+def test_seed_is_for_training_and_time_split_evaluation(library):
     env, work, drafts, _ = library
-    train(env, "--seed", "3")
-    first = _weights(work)
-    train(env, "--seed", "3")
-    again = _weights(work)
-    assert first.keys() == again.keys() and all(torch.equal(first[k], again[k]) for k in first)
-    train(env, "--seed", "4")
-    other = _weights(work)
-    assert not all(torch.equal(first[k], other[k]) for k in first)
     qrels = work / "qrels.txt"
     qrels.write_text("q 0 aminer:9201001 1\n", encoding="utf-8")
     proc = cli(env, "citations", "evaluate", "--queries", str(drafts), "--qrels", str(qrels), "--seed", "3",

@@ -17,7 +17,7 @@ import neo4j
 import pytest
 
 from scholargraph.server import local_server
-from tests.conftest import REPO, cli_env, open_test_store
+from tests.conftest import REPO, cli_env, managed_env, open_test_store
 
 PAPERS = 300
 TIMEOUT = 180  # seconds any one CLI call may take before the test fails instead of hanging
@@ -232,15 +232,6 @@ def test_two_ingests_of_different_files_at_once(store, neo4j_settings, world, tm
 # --- the server stopped under `features` ------------------------------------------------------------
 
 
-def _managed_env(settings) -> dict:
-    """The environment of a user of the managed server of `settings` (its home's password, no URI)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCHOLARGRAPH_")}
-    env.update(SCHOLARGRAPH_HOME=str(settings.home), SCHOLARGRAPH_NEO4J_PORT=str(settings.neo4j_port),
-               SCHOLARGRAPH_NEO4J_HTTP_PORT=str(settings.neo4j_http_port), SCHOLARGRAPH_HEAP=settings.heap,
-               SCHOLARGRAPH_PAGECACHE=settings.pagecache, SCHOLARGRAPH_CACHE=str(settings.cache))
-    return env
-
-
 def _kill_server(settings, sig: int) -> None:
     pid = local_server.running_pid(settings)
     assert pid is not None, "the managed server is not running"
@@ -271,7 +262,7 @@ def test_server_stopped_during_features_write_back(spare_settings, world, tmp_pa
     from scholargraph.graph.features import features_up_to_date
 
     settings = spare_settings
-    env = _managed_env(settings)
+    env = managed_env(settings)
     try:
         _cli(env, "ingest", "aminer", str(_write(tmp_path / "first.jsonl", world[:250])))  # starts the server
         _cli(env, "features", "--only", FEATURE_STEPS)
@@ -379,7 +370,7 @@ def test_bulk_ingest_killed_during_its_import(bulk_settings, world, tmp_path, wh
     importer writing. Now the importer dies with the CLI, the next start removes the half store with one warning
     line (the database is empty, as it was before the import), and the next `ingest --bulk` loads everything."""
     settings = bulk_settings
-    env = _managed_env(settings)
+    env = managed_env(settings)
     corpus = _write(tmp_path / "corpus.jsonl", world)
     reference = _reference_dump(settings, env, corpus)
     imports = tmp_path / "import"
@@ -434,7 +425,7 @@ def test_server_killed_while_bulk_ingest_restarts_it(bulk_settings, world, tmp_p
     the `sources` that the importer leaves empty, and `ingest --bulk` again refused a database with data. Now:
     one line saying the import finished and that `neo4j start` completes the load; that start does."""
     settings = bulk_settings
-    env = _managed_env(settings)
+    env = managed_env(settings)
     corpus = _write(tmp_path / "corpus.jsonl", world)
     reference = _reference_dump(settings, env, corpus)
     papers = sum(line.startswith('["node", ["Paper"]') for line in reference)

@@ -16,18 +16,14 @@ from scholargraph.errors import StoreUnavailable
 from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.graph.records import Paper, PaperBundle
 from scholargraph.server import local_server
-from tests.conftest import REPO
+from tests.conftest import REPO, managed_env
 from tests.integration.server.test_browser import LOOPBACK, _cypher, listening
 
 
 def _cli(settings, *args: str) -> subprocess.CompletedProcess:
     """A CLI run on the spare server's home, as a user runs it: no password in the environment."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCHOLARGRAPH_")}
-    env.update(SCHOLARGRAPH_HOME=str(settings.home), SCHOLARGRAPH_NEO4J_PORT=str(settings.neo4j_port),
-               SCHOLARGRAPH_NEO4J_HTTP_PORT=str(settings.neo4j_http_port), SCHOLARGRAPH_HEAP=settings.heap,
-               SCHOLARGRAPH_PAGECACHE=settings.pagecache, SCHOLARGRAPH_CACHE=str(settings.cache))
     return subprocess.run([sys.executable, "-m", "scholargraph.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=300)
+                          env=managed_env(settings), cwd=REPO, timeout=300)
 
 
 def _every_command_line() -> bytes:

@@ -38,7 +38,7 @@ def test_a_clean_stop_puts_the_archive_in_place_and_the_next_start_maps_it(runti
     assert pending is not None and _option(first, "SharedArchiveFile") is None
     pending.write_bytes(b"classes")  # what the JVM writes as it exits
     local_server._settle_class_archive(settings, clean_exit=True)
-    archive = local_server._archive_file(folder, java, jars)
+    archive = local_server._archive_file(folder, java, jars, [])
     assert archive.read_bytes() == b"classes" and not pending.exists()
     again = local_server._class_archive_options(settings, folder, java, jars)
     assert _option(again, "SharedArchiveFile") == archive and _option(again, "ArchiveClassesAtExit") is None
@@ -51,18 +51,19 @@ def test_a_server_that_did_not_stop_cleanly_leaves_no_archive(runtime, written):
     if written:
         pending.write_bytes(b"half")
     local_server._settle_class_archive(settings, clean_exit=False)  # what the next start does first
-    assert not pending.exists() and not local_server._archive_file(folder, java, jars).exists()
+    assert not pending.exists() and not local_server._archive_file(folder, java, jars, []).exists()
     assert _option(local_server._class_archive_options(settings, folder, java, jars), "ArchiveClassesAtExit")
 
 
-def test_another_jdk_or_a_changed_jar_gets_an_archive_of_its_own(runtime, tmp_path):
+def test_another_jdk_other_options_or_a_changed_jar_get_an_archive_of_their_own(runtime, tmp_path):
     settings, folder, java, jars = runtime
-    archive = local_server._archive_file(folder, java, jars)
+    archive = local_server._archive_file(folder, java, jars, [])
     other_java = tmp_path / "java17"
     other_java.write_text("#!/bin/sh\n")
-    assert local_server._archive_file(folder, str(other_java), jars) != archive
+    assert local_server._archive_file(folder, str(other_java), jars, []) != archive
+    assert local_server._archive_file(folder, java, jars, ["-XX:TieredStopAtLevel=1"]) != archive
     jars[0].write_bytes(b"a newer build")
-    assert local_server._archive_file(folder, java, jars) != archive
+    assert local_server._archive_file(folder, java, jars, []) != archive
 
 
 def test_it_can_be_turned_off(runtime):
@@ -70,3 +71,14 @@ def test_it_can_be_turned_off(runtime):
     off = Settings.load(env={"SCHOLARGRAPH_CLASS_ARCHIVE": "off"})
     assert off.class_archive is False
     assert local_server._class_archive_options(off, folder, java, jars) == []
+
+
+def test_jvm_options_are_split_as_a_shell_would_and_must_be_options():
+    settings = Settings.load(env={"SCHOLARGRAPH_JVM_OPTIONS": "-XX:TieredStopAtLevel=1 '-Dname=a b'"})
+    assert settings.jvm_option_list == ["-XX:TieredStopAtLevel=1", "-Dname=a b"]
+    assert Settings.load(env={}).jvm_option_list == []
+    from scholargraph.user_files import ConfigError
+
+    for bad, why in (("-Xss1m Main", "not 'Main'"), ("-Dx='unclosed", "No closing quotation")):
+        with pytest.raises(ConfigError, match=why):
+            Settings.load(env={"SCHOLARGRAPH_JVM_OPTIONS": bad})

@@ -8,6 +8,7 @@ import pytest
 
 from scholargraph.config import Settings
 from scholargraph.ranking.batch import IN_PROCESS, SOURCE_ROW
+from tests.conftest import SPARK_SLOW_TIER
 
 
 @pytest.fixture
@@ -37,6 +38,7 @@ def rows(n: int) -> pd.DataFrame:
     return pd.DataFrame({"query": [f"q{i}" for i in range(n)], "x": rng.normal(size=n)})
 
 
+@SPARK_SLOW_TIER
 @pytest.mark.parametrize("partitions", [1, 3, 7])
 def test_spark_partitions_give_the_in_process_rows(spark, functions_by_value, partitions):
     from scholargraph.spark.engine import SparkMapper
@@ -52,6 +54,7 @@ def test_spark_partitions_give_the_in_process_rows(spark, functions_by_value, pa
     np.testing.assert_array_equal(positional["score"].to_numpy(), given["x"].to_numpy() + 1.5)
 
 
+@SPARK_SLOW_TIER
 def test_empty_input_needs_no_spark_job(spark, functions_by_value):
     from scholargraph.spark.engine import SparkMapper
 

@@ -34,6 +34,7 @@ def _dense(edges_df, ids) -> sp.csr_matrix:
     return sp.csr_matrix(([row["weight"] for row in rows], (r, c)), shape=(len(ids), len(ids)))
 
 
+@SPARK_SLOW_TIER
 def test_the_networks_are_the_in_process_ones(world, graph):
     from scholargraph.spark import graph as sg
 
@@ -72,6 +73,7 @@ def test_pagerank_of_all_four_networks_matches_scipy(world, graph):
         assert got.sum() == pytest.approx(1.0)
 
 
+@SPARK_SLOW_TIER
 def test_an_unconverged_pagerank_raises_unless_not_strict(graph):
     from scholargraph.spark import graph as sg
 

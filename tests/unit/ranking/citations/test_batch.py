@@ -18,6 +18,7 @@ from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.recommender import CitationRecommender, Query, time_split_queries
 from scholargraph.ranking.citations.service import recommend_citations, registry
 from scholargraph.ranking.citations.textonly import TextOnlyRecommender
+from tests.conftest import SPARK_SLOW_TIER
 from tests.unit.ranking.citations.conftest import make_world
 from tests.unit.ranking.citations.test_recommender import SMALL_RANK, SMALL_SELECT
 
@@ -79,6 +80,7 @@ def test_the_payloads_pickle(trained, big_world):
         assert list(out["source_row"]) == [0] * len(out)
 
 
+@SPARK_SLOW_TIER
 def test_spark_partitions_give_the_in_process_recommendations_of_the_trained_model(trained, spark):
     from scholargraph.spark.engine import SparkMapper
 
@@ -93,6 +95,7 @@ def test_spark_partitions_give_the_in_process_recommendations_of_the_trained_mod
     assert len(mapper.last_partition_seconds) == 3
 
 
+@SPARK_SLOW_TIER
 def test_spark_partitions_give_the_in_process_text_only_recommendations(big_world, spark, tmp_path):
     from scholargraph.spark.engine import SparkMapper
 
@@ -114,6 +117,7 @@ def test_spark_partitions_give_the_in_process_text_only_recommendations(big_worl
                 list(zip(queries, expected_fused)))
 
 
+@SPARK_SLOW_TIER
 @pytest.mark.skipif(not minilm_available(), reason="the minilm encoder's package is not installed")
 def test_spark_partitions_load_minilm_where_they_run(spark):
     """The pretrained encoder pickles without its weights (a module, a tokenizer, a torch model): each
@@ -134,6 +138,7 @@ def test_spark_partitions_load_minilm_where_they_run(spark):
     assert_same(list(zip(queries, got)), list(zip(queries, expected)))
 
 
+@SPARK_SLOW_TIER
 def test_no_drafts_no_recommendations(trained, spark):
     from scholargraph.spark.engine import SparkMapper
 

@@ -25,6 +25,7 @@ from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.query import ReviewerPool, evidence_as_of
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.synth import SynthParams, generate
+from tests.conftest import SPARK_SLOW_TIER
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +103,7 @@ def assert_same(got, expected):
             assert (x.name, x.no_history) == (y.name, y.no_history)
 
 
+@SPARK_SLOW_TIER
 def test_spark_partitions_give_the_in_process_suggestions(world, spark):
     from scholargraph.spark.engine import SparkMapper
 
@@ -116,6 +118,7 @@ def test_spark_partitions_give_the_in_process_suggestions(world, spark):
     assert len(mapper.last_partition_seconds) == 3 and all(t > 0 for t in mapper.last_partition_seconds)
 
 
+@SPARK_SLOW_TIER
 def test_candidate_lists_are_ranked_in_process_beside_the_spark_batch(world, spark, tmp_path):
     from scholargraph.spark.engine import SparkMapper
 
@@ -136,6 +139,7 @@ def test_candidate_lists_are_ranked_in_process_beside_the_spark_batch(world, spa
     assert by_id[queries[0].id] == model.recommend(index, queries[0], pool, k=5)
 
 
+@SPARK_SLOW_TIER
 def test_no_queries_no_suggestions(world, spark):
     from scholargraph.spark.engine import SparkMapper
 

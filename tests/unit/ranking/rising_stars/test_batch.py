@@ -26,6 +26,7 @@ from scholargraph.ranking.rising_stars.batch import (
 from scholargraph.ranking.rising_stars.features import build_dataset
 from scholargraph.ranking.rising_stars.iirl import ALL, IIRL
 from scholargraph.synth import SynthParams, generate
+from tests.conftest import SPARK_SLOW_TIER
 
 AS_OF, HORIZON, WINDOW = 2019, 4, 4
 # Small topics (fewer than min_authors) fall back to the `all` model: both kinds of topic are scored.
@@ -91,6 +92,7 @@ def test_empty_input_in_process():
     assert list(out.columns) == ["score", "percentile"] and out.empty
 
 
+@SPARK_SLOW_TIER
 def test_spark_partitions_give_the_same_scores_and_ranks(world, spark):
     from scholargraph.spark.engine import SparkMapper
 
@@ -111,6 +113,7 @@ def test_spark_partitions_give_the_same_scores_and_ranks(world, spark):
         np.testing.assert_array_equal(ranks(r.scores), ranks(g.scores))
 
 
+@SPARK_SLOW_TIER
 def test_spark_empty_input(spark):
     from scholargraph.spark.engine import SparkMapper
 
@@ -196,6 +199,7 @@ def test_service_default_mapper_publishes_what_it_did_before(world, published, m
                         rf"wrote {len(edges):,} RISING_STAR_IN edges \(run rising-stars-\d+T\d+\)", done.summary)
 
 
+@SPARK_SLOW_TIER
 def test_service_with_spark_publishes_the_same(world, published, monkeypatch, spark):
     from scholargraph.spark.engine import SparkMapper
 
