@@ -9,9 +9,6 @@ export SCHOLARGRAPH_NEO4J_PORT="${SCHOLARGRAPH_TEST_PORT:-17688}"
 # tests take the Bolt port +1, +3 and +4; see tests/conftest.py).
 export SCHOLARGRAPH_NEO4J_HTTP_PORT="${SCHOLARGRAPH_TEST_HTTP_PORT:-$((SCHOLARGRAPH_NEO4J_PORT + 2))}"
 export SCHOLARGRAPH_HEAP="${SCHOLARGRAPH_HEAP:-1g}"
-# The test servers live for minutes and run many small queries: the JIT's client compiler alone halves the CPU
-# they spend (docs/testing.md), which the suite, CPU-bound on two cores, gets back as wall time.
-export SCHOLARGRAPH_JVM_OPTIONS="${SCHOLARGRAPH_JVM_OPTIONS--XX:TieredStopAtLevel=1}"
 unset SCHOLARGRAPH_NEO4J_URI SCHOLARGRAPH_NEO4J_PASSWORD
 cli=.venv/bin/scholargraph
 $cli neo4j start

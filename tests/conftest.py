@@ -74,7 +74,6 @@ def _test_settings():
     # The Browser/HTTP port: never the default 7474 of a user's own server (scripts/test.sh sets it too).
     env.setdefault("SCHOLARGRAPH_NEO4J_HTTP_PORT", str(int(env["SCHOLARGRAPH_NEO4J_PORT"]) + 2))
     env.setdefault("SCHOLARGRAPH_HEAP", "1g")
-    env.setdefault("SCHOLARGRAPH_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")  # as scripts/test.sh: short-lived JVMs
     return Settings.load(env=env)
 
 
@@ -140,6 +139,12 @@ def store(neo4j_settings):
     s.close()
 
 
+# The JVM options of the throw-away servers (and their offline importers): they live for seconds to a minute,
+# and the JIT's client compiler alone halves the CPU of a start and of a little work (docs/testing.md). The test
+# servers keep the default: they serve the suite's heavy ingests for half an hour, where C2's code pays.
+THROWAWAY_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
 @pytest.fixture
 def spare_settings(tmp_path, neo4j_settings):
     """Settings for a second, throw-away managed server (lifecycle tests must not stop the shared one).
@@ -149,7 +154,8 @@ def spare_settings(tmp_path, neo4j_settings):
     """
     return replace(neo4j_settings, home=tmp_path / "home", neo4j_port=neo4j_settings.neo4j_port + 1,
                    neo4j_http_port=neo4j_settings.neo4j_port + 4,
-                   neo4j_uri=None, neo4j_password=None, heap="512m", pagecache="64m")
+                   neo4j_uri=None, neo4j_password=None, heap="512m", pagecache="64m",
+                   jvm_options=THROWAWAY_JVM_OPTIONS)
 
 
 @pytest.fixture(scope="session")
@@ -162,7 +168,7 @@ def bulk_server(neo4j_settings, tmp_path_factory):
 
     settings = replace(neo4j_settings, home=tmp_path_factory.mktemp("bulk-home"),
                        neo4j_port=neo4j_settings.neo4j_port + 3, neo4j_http_port=0, neo4j_uri=None,
-                       neo4j_password=None, heap="512m", pagecache="64m")
+                       neo4j_password=None, heap="512m", pagecache="64m", jvm_options=THROWAWAY_JVM_OPTIONS)
     local_server.start(settings, quiet=True)
     yield settings
     local_server.stop(settings)

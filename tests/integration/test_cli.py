@@ -71,7 +71,8 @@ def test_db_commands(store, neo4j_settings, tmp_path):
 def test_managed_server_commands(spare_settings):
     env = {"SCHOLARGRAPH_HOME": str(spare_settings.home), "SCHOLARGRAPH_NEO4J_PORT": str(spare_settings.neo4j_port),
            "SCHOLARGRAPH_NEO4J_HTTP_PORT": str(spare_settings.neo4j_http_port),
-           "SCHOLARGRAPH_HEAP": "512m", "SCHOLARGRAPH_PAGECACHE": "64m"}
+           "SCHOLARGRAPH_HEAP": "512m", "SCHOLARGRAPH_PAGECACHE": "64m",
+           "SCHOLARGRAPH_JVM_OPTIONS": spare_settings.jvm_options}
     env_clean = {k: v for k, v in env.items()}
     os.environ.pop("SCHOLARGRAPH_NEO4J_URI", None)
     try:

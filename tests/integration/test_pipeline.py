@@ -318,7 +318,9 @@ def test_a_run_killed_with_sigkill_leaves_the_previous_scores_and_its_lease_expi
     assert visible_scores(demo.settings) == before  # nothing changed since: the scores stay current
 
 
-@pytest.mark.long(reason="a second server with the demo graph, stopped under a scheduled run")
+@pytest.mark.slow(reason="a second server stopped under a scheduled run; `make test` keeps its two halves: a server "
+                         "stopped under a command (test_faults_server.py, features) and a scheduled run cut half way "
+                         "(the SIGKILL test above)")
 def test_neo4j_stopped_mid_run_fails_clearly_and_shows_no_partial_scores(demo, spare_settings, tmp_path):
     settings = replace(spare_settings, heap="1g", pagecache="128m")
     # The first 500 papers of the demo's world: a scheduled run over them is long enough to be cut.

@@ -26,7 +26,7 @@ def _env(settings) -> dict[str, str]:
     return {"SCHOLARGRAPH_HOME": str(settings.home), "SCHOLARGRAPH_NEO4J_PORT": str(settings.neo4j_port),
             "SCHOLARGRAPH_NEO4J_HTTP_PORT": "0",
             "SCHOLARGRAPH_NEO4J_URI": "", "SCHOLARGRAPH_NEO4J_PASSWORD": "", "SCHOLARGRAPH_HEAP": settings.heap,
-            "SCHOLARGRAPH_PAGECACHE": settings.pagecache}
+            "SCHOLARGRAPH_PAGECACHE": settings.pagecache, "SCHOLARGRAPH_JVM_OPTIONS": settings.jvm_options}
 
 
 def ingest_cli(settings, fmt: str, paths, *extra: str):

@@ -79,9 +79,10 @@ def _cli(args, env):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-@pytest.mark.long(reason="three CLI ingests of the real NIPS file, one killed")
+@pytest.mark.long(reason="three CLI ingests of 6,000 records, one killed")
 def test_kill_minus_9_then_resume_gives_uninterrupted_counts(store, tmp_path, neo4j_settings):
-    data = write_aminer(tmp_path / "big.jsonl", 12_000, bad_every=997)
+    # 20 batches of 300, killed after ten or more (12,000 records took twice as long and showed nothing more).
+    data = write_aminer(tmp_path / "big.jsonl", 6_000, bad_every=997)
     env = cli_env(neo4j_settings, tmp_path / "home")
     args = ["ingest", "aminer", str(data), "--batch-size", "300", "--quarantine", str(tmp_path / "q.jsonl")]
     # Reference: one uninterrupted run.
@@ -90,7 +91,7 @@ def test_kill_minus_9_then_resume_gives_uninterrupted_counts(store, tmp_path, ne
     assert ref.returncode == 0, err
     expected = store.stats()
     expected_quarantine = (tmp_path / "q.jsonl").read_text().count("\n")
-    assert expected_quarantine == 12
+    assert expected_quarantine == 6
     store.reset()
     (tmp_path / "q.jsonl").unlink()
     # Interrupted run: kill -9 once some batches are committed, then the same command again.

@@ -86,7 +86,8 @@ def listening(pid: int) -> set[tuple[str, int]]:
 def _cli(settings, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, SCHOLARGRAPH_HOME=str(settings.home), SCHOLARGRAPH_NEO4J_PORT=str(settings.neo4j_port),
                SCHOLARGRAPH_NEO4J_HTTP_PORT=str(settings.neo4j_http_port), SCHOLARGRAPH_NEO4J_URI="",
-               SCHOLARGRAPH_HEAP=settings.heap, SCHOLARGRAPH_PAGECACHE=settings.pagecache)
+               SCHOLARGRAPH_HEAP=settings.heap, SCHOLARGRAPH_PAGECACHE=settings.pagecache,
+               SCHOLARGRAPH_JVM_OPTIONS=settings.jvm_options)
     return subprocess.run([sys.executable, "-m", "scholargraph.cli", *args], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=300)
 
