@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_env
+from tests.conftest import cli_env, managed_env
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "ingest"
@@ -69,11 +69,7 @@ def test_db_commands(store, neo4j_settings, tmp_path):
 
 @pytest.mark.long(reason="starts a server of its own")
 def test_managed_server_commands(spare_settings):
-    env = {"SCHOLARGRAPH_HOME": str(spare_settings.home), "SCHOLARGRAPH_NEO4J_PORT": str(spare_settings.neo4j_port),
-           "SCHOLARGRAPH_NEO4J_HTTP_PORT": str(spare_settings.neo4j_http_port),
-           "SCHOLARGRAPH_HEAP": "512m", "SCHOLARGRAPH_PAGECACHE": "64m",
-           "SCHOLARGRAPH_JVM_OPTIONS": spare_settings.jvm_options}
-    env_clean = {k: v for k, v in env.items()}
+    env_clean = managed_env(spare_settings)
     os.environ.pop("SCHOLARGRAPH_NEO4J_URI", None)
     try:
         started = run_cli("neo4j", "start", env_extra=env_clean)

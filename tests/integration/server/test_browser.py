@@ -22,7 +22,7 @@ from scholargraph.errors import ServerError
 from scholargraph.graph.query_library import list_queries
 from scholargraph.server import local_server
 from scholargraph.server.browser_guide import GUIDE_PATH, guide_url
-from tests.conftest import REPO
+from tests.conftest import REPO, managed_env
 
 LOOPBACK = {"127.0.0.1", "::ffff:127.0.0.1"}
 
@@ -84,12 +84,9 @@ def listening(pid: int) -> set[tuple[str, int]]:
 
 
 def _cli(settings, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, SCHOLARGRAPH_HOME=str(settings.home), SCHOLARGRAPH_NEO4J_PORT=str(settings.neo4j_port),
-               SCHOLARGRAPH_NEO4J_HTTP_PORT=str(settings.neo4j_http_port), SCHOLARGRAPH_NEO4J_URI="",
-               SCHOLARGRAPH_HEAP=settings.heap, SCHOLARGRAPH_PAGECACHE=settings.pagecache,
-               SCHOLARGRAPH_JVM_OPTIONS=settings.jvm_options)
+    """A CLI run on the spare server's home, as a user runs it: no password in the environment."""
     return subprocess.run([sys.executable, "-m", "scholargraph.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=300)
+                          env=managed_env(settings), cwd=REPO, timeout=300)
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,14 +14,7 @@ from scholargraph.errors import StoreUnavailable
 from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.graph.records import Paper, PaperBundle
 from scholargraph.server import local_server
-from tests.conftest import REPO, managed_env
-from tests.integration.server.test_browser import LOOPBACK, _cypher, listening
-
-
-def _cli(settings, *args: str) -> subprocess.CompletedProcess:
-    """A CLI run on the spare server's home, as a user runs it: no password in the environment."""
-    return subprocess.run([sys.executable, "-m", "scholargraph.cli", *args], capture_output=True, text=True,
-                          env=managed_env(settings), cwd=REPO, timeout=300)
+from tests.integration.server.test_browser import LOOPBACK, _cli, _cypher, listening
 
 
 def _every_command_line() -> bytes:
