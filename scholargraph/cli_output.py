@@ -46,6 +46,20 @@ def write_option(what: str) -> Callable:
                              "one completes). `jobs run` always writes.")
 
 
+def warn(message: str) -> None:
+    """A line for the user on stderr, beside the rows: the `warn` the services and the file readers are given."""
+    click.echo(f"scholargraph: {message}", err=True)
+
+
+def allow_empty_option(files: str) -> Callable:
+    """`--allow-empty`, the same rule everywhere (user_files.require_effect): a user's file that applies to
+    nothing of the run exits 2 unless it is given."""
+    return click.option("--allow-empty", is_flag=True,
+                        help=f"Go on, with a warning, when {files} applies to nothing of this run (none of its ids "
+                             "known, or none for these submissions); without it that is exit 2, as a wrong "
+                             "file most likely is.")
+
+
 def emit(rows: Rows, fmt: str, out: str | None, summary: Sequence[str] = (), note: str = "") -> None:
     """The rows to `--out` or stdout. A summary follows a table on stdout, and goes to stderr beside machine-readable
     rows or a file; a side note (what was written to the graph) always goes to stderr."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from scholargraph.cli_output import emit, engine_options, migration_summary, resolve_ids, rows_output
+from scholargraph.cli_output import emit, engine_options, migration_summary, resolve_ids, rows_output, warn
 from scholargraph.errors import UsageError
 from scholargraph.graph import query_library
 from scholargraph.graph.encoders import AUTO_ENCODER
@@ -227,15 +227,16 @@ def export_parquet_cmd(obj, out_dir: Path, as_of: int | None, no_text: bool, row
 @click.pass_obj
 def export_openreview_cmd(obj, out_dir: Path, pool_file: str, queries_file: str | None) -> None:
     """Write the pool's publications in OpenReview's expertise dataset layout (openreview/openreview-expertise,
-    README "Datasets"): DIR/archives/<reviewer id>.jsonl and DIR/submissions.json. `ingest openreview DIR`
-    reads it back into the same graph (docs/reviewers.md, "A chair's inputs")."""
+    README "Datasets"): DIR/archives/<reviewer id>.jsonl (an OpenReview profile id bare, ~Ann_Lee1.jsonl, the id
+    openreview-expertise scores by) and DIR/submissions.json. `ingest openreview DIR` reads it back into the same
+    graph (docs/reviewers.md, "A chair's inputs")."""
     from scholargraph.ingest.openreview import export_dataset
     from scholargraph.ranking.reviewers.service import read_ids
     from scholargraph.user_files import read_jsonl
 
     # The user's files first: a bad one is refused (exit 2) before the store opens.
-    given = read_ids(pool_file, "--pool")
-    submissions = read_jsonl(queries_file, "--queries") if queries_file else []
+    given = read_ids(pool_file, "--pool", warn)
+    submissions = read_jsonl(queries_file, "--queries", warn=warn) if queries_file else []
     with open_store(obj.settings, quiet=obj.quiet) as store:
         resolved = resolve_ids(IdResolver(lookup=store.lookup_ids), "author", given, "--pool")
         counts = export_dataset(store, resolved.node_ids(), submissions, out_dir)
@@ -243,5 +244,5 @@ def export_openreview_cmd(obj, out_dir: Path, pool_file: str, queries_file: str 
                f"{out_dir / 'archives'}, {counts.submissions} submissions in {out_dir / 'submissions.json'}")
     if counts.not_written:
         shown = ", ".join(output_id(a) for a in counts.not_written[:5])
-        click.echo(f"scholargraph: {len(counts.not_written)} reviewers have no paper with a title in the graph "
-                   f"(no archive written), e.g. {shown}", err=True)
+        click.echo(f"scholargraph: {len(counts.not_written)} reviewers have no paper with a title or an abstract "
+                   f"in the graph (no archive written), e.g. {shown}", err=True)

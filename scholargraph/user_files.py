@@ -1,7 +1,10 @@
 """Readers of the small files a user hands the CLI (queries, qrels, id lists, pairs, loads, configs).
 
 Bad bytes, bad JSON, a wrong field or a wrong column become one UsageError (exit 2) that names the option,
-the file and the line, never a traceback: every reader of a user's file goes through here."""
+the file and the line, never a traceback: every reader of a user's file goes through here. One discipline
+for all of them (docs/assignment.md, "Files you hand the CLI"): a UTF-8 byte-order mark is dropped and CRLF
+line ends are read as LF (read_text, text_lines); what a file gives twice is kept once and reported
+(Repeats); a file that applies to nothing of the run is refused unless the user allows it (require_effect)."""
 
 from __future__ import annotations
 
@@ -10,12 +13,25 @@ import json
 import math
 import re
 import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from scholargraph.errors import UsageError
 
 INTEGER = re.compile(r"^[+-]?[0-9]+$")  # ASCII digits only: str.isdigit() accepts '²', which int() refuses
+BOM = "\ufeff"  # Excel and Notepad open a UTF-8 file with it; invisible, it would glue itself to the first cell
+MAX_EXAMPLES = 5
+Warn = Callable[[str], None]
+
+
+def no_warning(message: str) -> None:
+    """The `warn` of a caller with nobody to tell (a library call): what a reader reports is dropped."""
+
+
+def examples(items: Sequence[str], n: int = MAX_EXAMPLES) -> str:
+    """`e.g. a, b, c and 4 more`: the few items a warning names."""
+    more = len(items) - n
+    return "e.g. " + ", ".join(items[:n]) + (f" and {more:,} more" if more > 0 else "")
 
 
 def _too_many_digits(exc: ValueError) -> bool:
@@ -25,7 +41,7 @@ def _too_many_digits(exc: ValueError) -> bool:
 
 
 def _where(what: str, path: str | Path, line: int | None = None) -> str:
-    name = f"{what} {path}" if what else str(path)
+    name = f"{what} {path}".strip() if what else str(path)
     return f"{name}:{line}" if line is not None else name
 
 
@@ -39,14 +55,62 @@ def bad_line(what: str, path: str | Path, line: int | None, reason: str) -> Usag
     return UsageError(f"{_where(what, path, line)}: {reason}")
 
 
+class Repeats:
+    """What one user's file gives more than once (`noun`: what an entry is, singular). An entry repeated
+    with the same value is kept once and reported (`report`: count and examples by line, so that an email
+    is never echoed); repeated with another value, the file contradicts itself, and which line holds is not
+    ours to guess: a UsageError naming both lines."""
+
+    def __init__(self, what: str, path: str | Path, noun: str):
+        self.what, self.path, self.noun = what, path, noun
+        self._first: dict[Hashable, tuple[int, object]] = {}
+        self.repeated: list[tuple[int, int]] = []  # (line of the repeat, line it repeats)
+
+    def first(self, key: Hashable, line: int, value: object = None) -> bool:
+        """True the first time `key` is seen; False for a repeat (counted), which the caller leaves out."""
+        seen = self._first.get(key)
+        if seen is None:
+            self._first[key] = (line, value)
+            return True
+        if seen[1] != value:
+            raise bad_line(self.what, self.path, line, f"the {self.noun} of line {seen[0]} again, with another "
+                           f"value: keep one of the two lines")
+        self.repeated.append((line, seen[0]))
+        return False
+
+    def warning(self) -> str | None:
+        if not self.repeated:
+            return None
+        shown = examples([f"line {n} (as line {first})" for n, first in self.repeated])
+        return (f"warning: {_where(self.what, self.path)}: {len(self.repeated):,} repeated {self.noun}(s) kept "
+                f"once, {shown}")
+
+    def report(self, warn: Warn) -> None:
+        message = self.warning()
+        if message:
+            warn(message)
+
+
+def require_effect(what: str, path: str | Path, given: int, noun: str, allow_empty: bool, warn: Warn) -> None:
+    """A file of `given` entries none of which applies to this run would change nothing: most likely the
+    wrong file, or ids of another form. It is a UsageError (exit 2, as every bad input) unless the user
+    says it may be so (--allow-empty: a warning, and the run goes on)."""
+    message = f"{_where(what, path)}: none of its {given:,} {noun}(s) applies to this run: it changes nothing"
+    if allow_empty:
+        warn(f"warning: {message} (--allow-empty)")
+        return
+    raise UsageError(f"{message}; check its ids, or give --allow-empty to go on")
+
+
 def read_text(path: str | Path, what: str, error: type[UsageError] = UsageError) -> str:
-    """The file as UTF-8 text; unreadable or not UTF-8 is a UsageError naming the line of the first bad byte."""
+    """The file as UTF-8 text without its byte-order mark; unreadable or not UTF-8 is a UsageError naming the
+    line of the first bad byte."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise error(f"{_where(what, path)}: cannot read it ({exc.strerror or exc})") from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix(BOM)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise error(f"{_where(what, path, line)}: not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
@@ -169,10 +233,13 @@ def parse_json(text: str, what: str, path: str | Path, line: int | None = None) 
 
 
 def read_jsonl(path: str | Path, what: str, fields: Mapping[str, tuple[Check, str]] = QUERY_FIELDS,
-               required: tuple[str, ...] = ("id",)) -> list[dict]:
+               required: tuple[str, ...] = ("id",), warn: Warn = no_warning) -> list[dict]:
     """The JSON objects of a JSON-lines file, one per non-blank line, each field of `fields` checked; a
-    file without one record is refused too (a run over nothing looks like a run with no results)."""
+    file without one record is refused too (a run over nothing looks like a run with no results). The first
+    required field is the record's key: a record repeated is kept once (reported through `warn`), another
+    record under the same key is refused."""
     records = []
+    repeats = Repeats(what, path, f"record ({required[0]})" if required else "record")
     for n, line in text_lines(path, what):
         if not line.strip():
             continue
@@ -185,9 +252,11 @@ def read_jsonl(path: str | Path, what: str, fields: Mapping[str, tuple[Check, st
         for name, (check, expected) in fields.items():
             if name in record and not check(record[name]):
                 raise bad_line(what, path, n, f"{name!r} must be {expected}, got {json.dumps(record[name])[:40]}")
-        records.append(record)
+        if not required or repeats.first(str(record[required[0]]).strip(), n, record):
+            records.append(record)
     if not records:
         raise bad_line(what, path, None, "holds no records (expected one JSON object per line)")
+    repeats.report(warn)
     return records
 
 

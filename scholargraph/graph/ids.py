@@ -47,6 +47,20 @@ def output_id(value: object) -> str:
     return fold_id(text) if has_whitespace(text) else text
 
 
+OPENREVIEW_PREFIX = "openreview:"
+
+
+def openreview_id(value: object) -> str:
+    """An id as a file handed to OpenReview names it: OpenReview's own ids bare ('openreview:~Ann_Lee1' ->
+    '~Ann_Lee1', the profile id its API and openreview-expertise know); any other id as output_id prints it."""
+    return output_id(value).removeprefix(OPENREVIEW_PREFIX)
+
+
+def is_openreview_id(node_id: str) -> bool:
+    """Whether a node id is one of OpenReview's own (a profile or a note), as ingestion qualifies them."""
+    return node_id.startswith(OPENREVIEW_PREFIX)
+
+
 def direct_forms(given: str, kind: str) -> list[str]:
     """The spellings that name a node directly: as given, whitespace folded (the old id of a name key or of
     a source id with spaces), a DOI in any spelling, a name id re-keyed, a topic by its number."""

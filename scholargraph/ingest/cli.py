@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from scholargraph.cli_output import migration_summary
+from scholargraph.cli_output import allow_empty_option, migration_summary, warn
 from scholargraph.ingest.bulk_load import bulk_ingest, prepare_store
 from scholargraph.ingest.loader import default_parse_workers, ingest
 from scholargraph.ingest.normalize import FORMATS
@@ -53,11 +53,12 @@ HOTCRP_PAPERS = "hotcrp-papers"  # submissions, not graph papers: written as a -
                    "$SCHOLARGRAPH_HOME/hotcrp/conflicts.csv).")
 @click.option("--pool-out", type=click.Path(dir_okay=False), default=None,
               help="hotcrp-pc: write the graph ids of the PC members matched, one per line (a --pool file).")
+@allow_empty_option("hotcrp-pc's PC list")
 @click.pass_obj
 def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str | None, max_bad_ratio: float,
                    restart: bool, batch_size: int, writers: int, parse_workers: int | None, bulk: bool,
                    import_dir: str | None, keep_import_files: bool, submissions_out: str | None,
-                   conflicts_out: str | None, pool_out: str | None) -> None:
+                   conflicts_out: str | None, pool_out: str | None, allow_empty: bool) -> None:
     """Load bibliographic dumps into the graph: files, directories, globs, .gz, or - for stdin.
 
     FORMAT is aminer (DBLP-citation v10/v11+), openalex (works snapshot), s2 (Graph API,
@@ -75,7 +76,7 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
     """
     settings = obj.settings
     if fmt == HOTCRP_PC:
-        _ingest_pc_list(obj, paths, pool_out)
+        _ingest_pc_list(obj, paths, pool_out, allow_empty)
         return
     quarantine = Path(quarantine_file) if quarantine_file else settings.home / "quarantine" / f"ingest-{fmt}.jsonl"
     if fmt == HOTCRP_PAPERS:
@@ -113,7 +114,13 @@ def _openreview_side_files(obj, paths: tuple[str, ...], quarantine: Path, submis
     """The submissions and profiles of each dataset folder given (the archives went through the loader):
     summary lines. Bad notes go to the quarantine file, as bad publications do."""
     from scholargraph.ingest.loader import Quarantine
-    from scholargraph.ingest.openreview import merge_author_details, read_profiles, read_submissions, write_queries
+    from scholargraph.ingest.openreview import (
+        archive_lines,
+        merge_author_details,
+        read_profiles,
+        read_submissions,
+        write_queries,
+    )
 
     folders = [p for p in paths if Path(p).is_dir()]
     submissions, profiles, rejected = [], [], []
@@ -123,14 +130,15 @@ def _openreview_side_files(obj, paths: tuple[str, ...], quarantine: Path, submis
         people, bad_profiles = read_profiles(folder)
         profiles += people
         rejected += found.rejected + bad_profiles.rejected
-    lines = []
+    target = Path(submissions_out) if submissions_out else obj.settings.home / "openreview" / "submissions.jsonl"
+    lines, bad_matches = archive_lines(paths, target)  # match_submissions.jsonl, dates in seconds
+    rejected += bad_matches
     if rejected:
         sink = Quarantine(quarantine, "openreview")
         sink.write(rejected)
         sink.close()
         lines.append(f"submissions and profiles: {len(rejected)} bad notes quarantined in {quarantine}")
     if submissions:
-        target = Path(submissions_out) if submissions_out else obj.settings.home / "openreview" / "submissions.jsonl"
         write_queries(submissions, target)
         lines.append(f"submissions: {len(submissions)} written to {target} (reviewers recommend|assign --queries)")
     elif folders:
@@ -143,20 +151,28 @@ def _openreview_side_files(obj, paths: tuple[str, ...], quarantine: Path, submis
     return lines
 
 
-def _ingest_pc_list(obj, paths: tuple[str, ...], pool_out: str | None) -> None:
-    """`ingest hotcrp-pc FILE`: the file is read (and refused with exit 2 when bad) before the store opens."""
+def _ingest_pc_list(obj, paths: tuple[str, ...], pool_out: str | None, allow_empty: bool) -> None:
+    """`ingest hotcrp-pc FILE`: the file is read (and refused with exit 2 when bad) before the store opens; a
+    member listed twice (their email) counts once; a list none of whose members matches exits 2 unless
+    --allow-empty."""
     from scholargraph.errors import UsageError
     from scholargraph.ingest.hotcrp import match_pc, read_pc_list, store_pc_details, write_pool
+    from scholargraph.user_files import Repeats, require_effect
 
     if len(paths) != 1:
         raise UsageError("ingest hotcrp-pc takes one file: HotCRP's PC info CSV")
-    members = read_pc_list(paths[0], "hotcrp-pc")
+    repeats = Repeats("hotcrp-pc", paths[0], "PC member (email)")
+    members = [m for m in read_pc_list(paths[0], "hotcrp-pc")
+               if repeats.first(m.email, m.line, (m.name, m.affiliation))]
+    repeats.report(warn)
     with open_store(obj.settings, quiet=obj.quiet) as store:
         match = match_pc(store, members)
         store_pc_details(store, match)
     click.echo(f"ingest hotcrp-pc: {len(members)} PC members read from {paths[0]}")
     for line in match.lines(paths[0]):
         click.echo("  " + line)
+    if not match.matched:
+        require_effect("hotcrp-pc", paths[0], len(members), "PC member", allow_empty, warn)
     if pool_out:
         write_pool(match, Path(pool_out))
         click.echo(f"  pool: {len(match.matched)} ids written to {pool_out} (reviewers recommend|assign --pool)")
@@ -194,7 +210,7 @@ def _ingest_hotcrp_papers(obj, paths: tuple[str, ...], quarantine: Path, max_bad
         click.echo(f"  pc_conflicts: {len(found.conflicts)} declared conflicts written to {target} "
                    "(reviewers recommend|assign --conflicts)")
     else:
-        click.echo("  pc_conflicts: none declared")
+        click.echo("  pc_conflicts: none to write (none declared, or only what HotCRP's upload refuses)")
     total = len(found.records) + len(found.rejected)
     ratio = len(found.rejected) / total if total else 0.0
     if ratio > max_bad_ratio:

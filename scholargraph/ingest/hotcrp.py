@@ -7,6 +7,7 @@ import csv
 import datetime
 import io
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +18,20 @@ from scholargraph.ingest.normalize import clean_text
 from scholargraph.ingest.openreview import ChairFile, merge_author_details, rejected_entry
 from scholargraph.user_files import bad_line, parse_json, read_text
 
-# The CSV a chair downloads from HotCRP's Users page (PC members, select all, Download "PC info"; users.php
-# `pcinfo` in kohler/hotcrp): first,last,email[,preferred_email],roles[,tags],affiliation,collaborators,
-# follow[,phone][,topic: ...]. The "Names and emails" download (first,last,email,affiliation) and the bulk
-# account upload's `name` column are read too. Collaborators (declared conflicts) are not read here.
+# The CSV a chair downloads from HotCRP's Users page (PC members, select all, Download "PC info"), in
+# kohler/hotcrp src/pages/p_users.php `handle_pcinfo`: given_name,family_name,email,affiliation[,orcid][,country]
+# [,phone][,disabled][,preferred_email],roles[,tags],collaborators,follow[,topic: ...] since 2024-09 (first,last,
+# email,... before). The "Names and emails" download (given_name,family_name,email,affiliation[,country][,orcid],
+# `handle_nameemail`) and the bulk account upload's `name` column are read too. Collaborators (declared
+# conflicts) are not read here.
 REQUIRED = ("email",)
+# The names HotCRP's own account upload takes for these columns (src/userstatus.php `$csv_synonyms`), matched
+# without case; the paper JSON's author keys are matched against them too (src/author.php `assign_keyed` reads
+# firstName|first|givenName|given, lastName|last|familyName|family, name|fullName; the export writes given_name,
+# family_name since 2026-02, first, last before).
+GIVEN_NAME_KEYS = ("given_name", "givenname", "given", "firstname", "first_name", "first")
+FAMILY_NAME_KEYS = ("family_name", "familyname", "family", "lastname", "last_name", "last", "surname")
+FULL_NAME_KEYS = ("name", "fullname")
 
 
 @dataclass(frozen=True)
@@ -32,32 +42,51 @@ class PcMember:
     affiliation: str | None
 
 
+def person_name(fields: dict[str, object]) -> str:
+    """The name a HotCRP person record gives (`fields` keyed in lower case): its full name, else its given and
+    family names joined; "" when it gives none."""
+
+    def first_text(keys: Sequence[str]) -> str:
+        for key in keys:
+            value = fields.get(key)
+            text = clean_text(value) if isinstance(value, str) else None
+            if text:
+                return text
+        return ""
+
+    given, family = first_text(GIVEN_NAME_KEYS), first_text(FAMILY_NAME_KEYS)
+    return first_text(FULL_NAME_KEYS) or " ".join(p for p in (given, family) if p)
+
+
 def read_pc_list(path: str, what: str = "PC list") -> list[PcMember]:
-    """The members of a HotCRP PC info CSV; a missing column, or a row without an email or a name, is a
-    UsageError naming the file and the line (read before the store is opened)."""
-    text = read_text(path, what)
-    try:
-        rows = list(csv.reader(io.StringIO(text)))
-    except csv.Error as exc:
-        raise bad_line(what, path, None, f"not CSV ({exc})") from None
-    if not rows or not any(cell.strip() for cell in rows[0]):
-        raise bad_line(what, path, 1, "no header (expected HotCRP's PC info columns first,last,email,...)")
-    header = [cell.strip().lower() for cell in rows[0]]
-    if "email" not in header or not ({"first", "last"} & set(header) or "name" in header):
-        raise bad_line(what, path, 1, f"expected the columns first,last,email (HotCRP's PC info), got "
-                       f"{','.join(header)[:80]}")
+    """The rows of a HotCRP PC info CSV, each with the line it starts on (a member listed twice is the caller's
+    to keep once); a missing column, or a row without an email or a name, is a UsageError naming the file and
+    the line (read before the store is opened)."""
+    reader = csv.reader(io.StringIO(read_text(path, what)))
     members = []
-    for n, row in enumerate(rows[1:], 2):
-        if not any(cell.strip() for cell in row):
-            continue
-        cells = dict(zip(header, (cell.strip() for cell in row)))
-        email = cells.get("email", "").lower()
-        name = cells.get("name") or " ".join(p for p in (cells.get("first"), cells.get("last")) if p)
-        if "@" not in email:
-            raise bad_line(what, path, n, "no email address in the email column")
-        if not name.strip():
-            raise bad_line(what, path, n, "no name (first, last or name)")
-        members.append(PcMember(n, clean_text(name) or name, email, clean_text(cells.get("affiliation", ""))))
+    try:
+        header = [cell.strip().lower() for cell in next(reader, [])]
+        if not any(header):
+            raise bad_line(what, path, 1, "no header (expected HotCRP's PC info columns given_name,family_name,"
+                           "email,...)")
+        if "email" not in header or not set(GIVEN_NAME_KEYS + FAMILY_NAME_KEYS + FULL_NAME_KEYS) & set(header):
+            raise bad_line(what, path, 1, f"expected the columns given_name,family_name,email (HotCRP's PC info; "
+                           f"first,last,email before 2024-09), got {','.join(header)[:80]}")
+        for row in reader:
+            # A record ends on reader.line_num; a quoted cell (collaborators) may have spanned several lines.
+            n = reader.line_num - sum(cell.count("\n") for cell in row)
+            if not any(cell.strip() for cell in row):
+                continue
+            cells: dict[str, object] = {column: cell.strip() for column, cell in zip(header, row) if column}
+            email = str(cells.get("email", "")).lower()
+            name = person_name(cells)
+            if "@" not in email:
+                raise bad_line(what, path, n, "no email address in the email column")
+            if not name:
+                raise bad_line(what, path, n, "no name (given_name, family_name or name)")
+            members.append(PcMember(n, name, email, clean_text(str(cells.get("affiliation", "")))))
+    except csv.Error as exc:
+        raise bad_line(what, path, reader.line_num or None, f"not CSV ({exc})") from None
     if not members:
         raise bad_line(what, path, None, "holds no PC members")
     return members
@@ -129,46 +158,130 @@ def write_pool(match: PcMatch, path: Path) -> None:
 
 # HotCRP's paper JSON (Search > select papers > Download > "JSON"; the keys are the `json_key`s of
 # kohler/hotcrp etc/intrinsicoptions.json, written by src/paperexport.php): an array of {pid, title,
-# abstract, authors: [{email, first, last, affiliation}], status, submitted, submitted_at, withdrawn,
-# topics, pc_conflicts: {email: conflict type or true}, ...}. Keys not read here are ignored.
+# abstract, authors: [{email, given_name, family_name, affiliation}] (first, last before 2026-02), status,
+# submitted, submitted_at, withdrawn, topics, pc_conflicts: {email: conflict type or true}, ...}. Its import
+# (src/paperstatus.php) also takes `id` for `pid`, and pc_conflicts as a list of emails. Keys not read here
+# are ignored.
 PAPERS = "hotcrp-papers"
 CONFLICTS_HEADER = ("paper", "action", "email", "conflicttype")  # a HotCRP bulk-assignment upload
-_NO_CONFLICT = (False, None, "", "none", "no")
+
+# HotCRP's conflict values (src/conflict.php, src/init.php): bit 0 pins a PC conflict, bits 1-4 its type,
+# 32 and 64 say the person is an author or a contact of the paper.
+CT_GENERIC, CONFLICT_AUTHOR, CONFLICT_CONTACT = 30, 32, 64
+_TYPE_NAMES = {2: "collaborator", 4: "advisor", 6: "institutional", 8: "personal", 10: "other", 28: "administrative"}
+_PIN_WORDS = {"pin": True, "pinned": True, "unpin": False, "unpinned": False}
+_AUTHOR_WORDS = {"author": CONFLICT_AUTHOR, "contact": CONFLICT_CONTACT}
+_TYPE_WORDS = {
+    **dict.fromkeys(("none", "n", "no", "0", "off", "unconflicted", "noconflict", "nonconflict", "non-conflict"), 0),
+    **dict.fromkeys(("y", "yes", "1", "on", "conflicted", "conflict"), CT_GENERIC),
+    **dict.fromkeys(("collab", "collaborator"), 2), **dict.fromkeys(("student", "advisor", "advisee"), 4),
+    **dict.fromkeys(("institution", "institutional"), 6), "personal": 8, "other": 10,
+    **dict.fromkeys(("admin", "administrative", "administrator"), 28),
+    **{str(n): n for n in range(2, 31, 2)},
+}
+
+
+def hotcrp_conflict(value: object) -> int | None:
+    """The conflict HotCRP reads from a pc_conflicts value (true, an integer, or words such as "pinned advisor"
+    or "collaborator author"), as its bits; None for a value HotCRP does not know (its JSON import warns and
+    takes it as a conflict)."""
+    if value is None or isinstance(value, bool):
+        return CT_GENERIC if value else 0
+    if isinstance(value, int):
+        return max(value, 0)
+    if not isinstance(value, str):
+        return None
+    pin: bool | None = None
+    kind: int | None = None
+    author = 0
+    for word in value.lower().split():
+        if word in _PIN_WORDS:
+            if pin is not None and pin != _PIN_WORDS[word]:
+                return None
+            pin = _PIN_WORDS[word]
+        elif word in _AUTHOR_WORDS:
+            author |= _AUTHOR_WORDS[word]
+        elif word in _TYPE_WORDS:
+            this = _TYPE_WORDS[word]
+            # "conflict" beside a named type is that type; two different types are no conflict HotCRP knows.
+            if kind and this and CT_GENERIC in (kind, this):
+                this = kind if this == CT_GENERIC else this
+            elif kind is not None and this != kind:
+                return None
+            kind = this
+        else:
+            return None
+    if not author and kind is None and pin is None:
+        return None
+    if kind is None:
+        kind = CT_GENERIC if pin is not None else 0  # "pinned" alone pins a conflict; "author" alone is none
+    return author | kind | (1 if pin else 0)
+
+
+def upload_type(conflict: int) -> str | None:
+    """The `conflicttype` cell a HotCRP upload reads as the PC part of `conflict` ("collaborator", "pinned
+    advisor", "yes" for a conflict of no named type), or None when that part is no conflict. The author and
+    contact bits are never written: HotCRP's upload refuses them (src/assigners/a_conflict.php)."""
+    pc_part = conflict & 31
+    kind = pc_part & 30
+    if not kind:
+        return None
+    words = (["pinned"] if pc_part & 1 else []) + ([] if kind == CT_GENERIC else [_TYPE_NAMES.get(kind, str(kind))])
+    return " ".join(words) or "yes"
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 @dataclass
 class HotcrpPapers(ChairFile):
-    """The papers as --queries records, the withdrawn ones counted, the declared conflicts as (paper id,
-    email, type), and pc_conflicts entries that name no email (counted, left out)."""
+    """The papers as --queries records (each pid once), the withdrawn ones counted, the declared conflicts as
+    (paper id, email, conflicttype) rows HotCRP's upload accepts, and what was not written and why."""
 
     withdrawn: int = 0
     conflicts: list[tuple[str, str, str]] = field(default_factory=list)
-    bad_conflicts: int = 0
+    repeated: dict[str, list[int]] = field(default_factory=dict)  # pid -> the records that repeat it
+    author_conflicts: int = 0  # author or contact conflicts only: HotCRP's upload cannot set them
+    unknown_types: list[str] = field(default_factory=list)  # written as "yes"
+    not_emails: int = 0  # pc_conflicts entries that name no email address
+    bad_pc_conflicts: int = 0  # papers whose pc_conflicts is neither an object nor a list
 
     def lines(self) -> list[str]:
-        """The summary: counts only (never an email)."""
+        """The summary: counts, and examples that are never an email."""
         out = [f"papers: {len(self.records)} read" + (f", {self.withdrawn} withdrawn (skipped)" if self.withdrawn
                                                       else "")]
+        if self.repeated:
+            shown = ", ".join(f"pid {output_id(pid)} (records {', '.join(map(str, records))})"
+                              for pid, records in list(self.repeated.items())[:MAX_EXAMPLES])
+            repeats = _plural(sum(map(len, self.repeated.values())), "paper repeats", "papers repeat")
+            out.append(f"{repeats} a pid already read (the first kept, the others left out), e.g. {shown}")
         if self.rejected:
             shown = "; ".join(f"record {r['record']}: {r['reason']}" for r in self.rejected[:MAX_EXAMPLES])
             out.append(f"{len(self.rejected)} bad papers quarantined, e.g. {shown}")
-        if self.bad_conflicts:
-            out.append(f"{self.bad_conflicts} pc_conflicts entries without an email address (left out)")
+        if self.author_conflicts:
+            out.append(f"{_plural(self.author_conflicts, 'author conflict', 'author conflicts')} not written "
+                       "(HotCRP's upload refuses author and contact types: authorship is HotCRP's own record; here "
+                       "the paper's listed authors are its conflicts by name, email domain and institution)")
+        if self.unknown_types:
+            shown = ", ".join(dict.fromkeys(t[:40] for t in self.unknown_types[:MAX_EXAMPLES]))
+            out.append(f"{_plural(len(self.unknown_types), 'conflict type', 'conflict types')} HotCRP does not "
+                       f"know ({shown}), written as yes (a conflict, as HotCRP's own JSON import takes them)")
+        if self.not_emails:
+            out.append(f"{_plural(self.not_emails, 'pc_conflicts entry', 'pc_conflicts entries')} without an email "
+                       "address (left out)")
+        if self.bad_pc_conflicts:
+            papers = _plural(self.bad_pc_conflicts, "paper's", "papers'")
+            out.append(f"{papers} pc_conflicts neither an object nor a list of emails (left out)")
         return out
-
-
-def _name(author: dict) -> str | None:
-    given = author.get("name")
-    parts = [given] if isinstance(given, str) else [author.get(k) for k in ("first", "last")]
-    return clean_text(" ".join(p for p in parts if isinstance(p, str)))
 
 
 def paper_record(paper: dict) -> dict | str:
     """A HotCRP paper as a --queries record {id, title, abstract, authors: [{name, email?, affiliation?}],
     year?} (year: the one it was submitted in), or why it cannot be one."""
-    pid = paper.get("pid")
+    pid = paper.get("pid") if paper.get("pid") is not None else paper.get("id")
     if isinstance(pid, bool) or not isinstance(pid, (int, str)) or not str(pid).strip():
-        return "missing id: no pid"
+        return "missing id: no pid (or id)"
     title, abstract = paper.get("title"), paper.get("abstract")
     record: dict = {"id": fold_id(str(pid).strip()),
                     "title": clean_text(title) if isinstance(title, str) else None,
@@ -177,14 +290,20 @@ def paper_record(paper: dict) -> dict | str:
         return "missing title: no title and no abstract"
     authors = paper.get("authors", [])
     if not isinstance(authors, list) or not all(isinstance(a, dict) for a in authors):
-        return "authors: expected a list of {email, first, last, affiliation} objects"
+        return "authors: expected a list of {email, given_name, family_name, affiliation} objects"
     record["authors"] = []
-    for author in authors:
-        entry: dict = {"name": _name(author) or ""}
-        email = author.get("email")
+    for n, author in enumerate(authors, 1):
+        fields = {str(key).lower(): value for key, value in author.items()}
+        name = person_name(fields)
+        if not name:
+            # Without a name the author is no conflict of the paper by name: refuse it rather than guess.
+            return (f"authors: author {n} has no name (given_name/family_name, first/last or name; it has "
+                    f"{', '.join(sorted(fields))[:80] or 'no keys'})")
+        entry: dict = {"name": name}
+        email = fields.get("email")
         if isinstance(email, str) and "@" in email:
             entry["email"] = email.strip().lower()
-        affiliation = author.get("affiliation")
+        affiliation = fields.get("affiliation")
         if isinstance(affiliation, str) and clean_text(affiliation):
             entry["affiliation"] = clean_text(affiliation)
         record["authors"].append(entry)
@@ -195,10 +314,53 @@ def paper_record(paper: dict) -> dict | str:
     return record
 
 
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _record_lines(text: str, count: int) -> list[int]:
+    """The line each element of the JSON array `text` starts on, for the quarantine (0s when its elements
+    cannot be walked)."""
+    decoder = json.JSONDecoder()
+
+    def skip_space(pos: int) -> int:
+        found = _JSON_SPACE.match(text, pos)
+        return found.end() if found else pos
+
+    lines: list[int] = []
+    line, counted = 1, 0  # the newlines before `counted`, counted once
+    pos = skip_space(0)
+    if text.startswith("[", pos):
+        pos = skip_space(pos + 1)
+        try:
+            while pos < len(text) and text[pos] != "]":
+                line, counted = line + text.count("\n", counted, pos), pos
+                lines.append(line)
+                pos = skip_space(decoder.raw_decode(text, pos)[1])
+                if text.startswith(",", pos):
+                    pos = skip_space(pos + 1)
+        except ValueError:
+            lines = []
+    return lines if len(lines) == count else [0] * count
+
+
+def _conflict_entries(paper: dict, out: HotcrpPapers) -> list[tuple[object, object]]:
+    """(email, value) of a paper's pc_conflicts: an object {email: type}, or a list of emails, each a conflict."""
+    entries = paper.get("pc_conflicts")
+    if isinstance(entries, dict):
+        return list(entries.items())
+    if isinstance(entries, list):
+        return [(email, True) for email in entries]
+    if entries is not None:
+        out.bad_pc_conflicts += 1
+    return []
+
+
 def read_papers(path: str, what: str = PAPERS) -> HotcrpPapers:
     """HotCRP's paper JSON: a file that is not JSON, or not an array (or one object) of papers, is a
-    UsageError naming it; a paper that cannot be a submission is a quarantine entry naming its record."""
-    data = parse_json(read_text(path, what), what, path)
+    UsageError naming it; a paper that cannot be a submission is a quarantine entry naming its record and the
+    line it starts on; a pid seen again is counted and left out."""
+    text = read_text(path, what)  # without a byte-order mark, which the JSON parser would refuse
+    data = parse_json(text, what, path)
     papers = [data] if isinstance(data, dict) else data
     if not isinstance(papers, list):
         raise bad_line(what, path, None, f"expected HotCRP's paper JSON (an array of papers), got "
@@ -206,27 +368,38 @@ def read_papers(path: str, what: str = PAPERS) -> HotcrpPapers:
     if not papers:
         raise bad_line(what, path, None, "holds no papers")
     out = HotcrpPapers(files=[path])
-    for k, paper in enumerate(papers, 1):
+    starts = _record_lines(text, len(papers)) if isinstance(data, list) else [1]
+    first_record: dict[str, int] = {}
+    written: set[tuple[str, str]] = set()
+    for k, (paper, line) in enumerate(zip(papers, starts), 1):
         record = paper_record(paper) if isinstance(paper, dict) else "not a JSON object"
         if isinstance(paper, dict) and (paper.get("withdrawn") is True or paper.get("status") == "withdrawn"):
             out.withdrawn += 1
             continue
         if isinstance(record, str):
             excerpt = json.dumps(paper, ensure_ascii=False)[:500]
-            out.rejected.append({**rejected_entry(path, 0, record, excerpt, PAPERS), "record": k})
+            out.rejected.append({**rejected_entry(path, line, record, excerpt, PAPERS), "record": k})
             continue
+        if record["id"] in first_record:
+            out.repeated.setdefault(record["id"], []).append(k)
+            continue
+        first_record[record["id"]] = k
         out.records.append(record)
-        conflicts = paper.get("pc_conflicts") or {}
-        if not isinstance(conflicts, dict):
-            out.bad_conflicts += 1
-            continue
-        for email, kind in conflicts.items():
-            if kind in _NO_CONFLICT:
-                continue
+        for email, value in _conflict_entries(paper, out):
             if not isinstance(email, str) or "@" not in email:
-                out.bad_conflicts += 1
+                out.not_emails += 1
                 continue
-            out.conflicts.append((record["id"], email.strip().lower(), "" if kind is True else str(kind).lower()))
+            conflict = hotcrp_conflict(value)
+            if conflict is None:
+                out.unknown_types.append(str(value))
+                kind: str | None = "yes"
+            else:
+                kind = upload_type(conflict)
+                out.author_conflicts += kind is None and bool(conflict & (CONFLICT_AUTHOR | CONFLICT_CONTACT))
+            key = (record["id"], email.strip().lower())
+            if kind is not None and key not in written:
+                written.add(key)
+                out.conflicts.append((*key, kind))
     return out
 
 

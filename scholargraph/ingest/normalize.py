@@ -271,14 +271,14 @@ def _bundle(record: _Record, *, source: str, local_id: str | None, doi: object, 
             abstract: str | None, year: int | None, venue_name: str | None,
             authors: Iterable[_AuthorEntry], cited: Iterable[str | None] = (),
             citing: Iterable[str | None] = (), n_citation: int | None = None,
-            extra_sources: tuple[str, ...] = (), partial: bool = False) -> PaperBundle:
+            extra_sources: tuple[str, ...] = (), partial: bool = False, untitled: bool = False) -> PaperBundle:
     doi = normalize_doi(doi) if isinstance(doi, str) else None
     if doi is None and local_id is None:
         raise record.invalid("missing id: neither a source id nor a DOI")
     own_source = f"{source}:{local_id}" if local_id is not None else None
     pid = doi or own_source
     sources = ((own_source,) if own_source else ()) + extra_sources
-    if title is None and not partial:
+    if title is None and not partial and not untitled:  # untitled: the format keeps papers without one
         raise record.invalid("missing title")
 
     kept_authors: list[Author] = []
@@ -564,18 +564,19 @@ def profile_name(profile_id: str) -> str | None:
 
 
 def _note_year(record: _Record, content: dict) -> int | None:
-    """content.year when given, else the publication date (pdate), else the creation dates (ms)."""
+    """content.year when given, else the publication date (pdate), else the creation dates: milliseconds as
+    OpenReview gives them, or seconds (openreview.note_date_ms tells them apart; the ingest summary counts them)."""
     year = content_value(content, "year")
     if year is not None:
         return record.year(year)
-    for field in ("pdate", "cdate", "tcdate"):
-        ms = record.data.get(field)
-        if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0:
-            try:
-                return record.year(datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).year)
-            except (OverflowError, OSError, ValueError):
-                raise record.invalid(f"invalid year: {field} {ms!r} is not a date") from None
-    return None
+    found = openreview.note_date_ms(record.data)
+    if found is None:
+        return None
+    field, ms, _ = found
+    try:
+        return record.year(datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).year)
+    except (OverflowError, OSError, ValueError):
+        raise record.invalid(f"invalid year: {field} {record.data.get(field)!r} is not a date") from None
 
 
 def _openreview(record: _Record) -> PaperBundle:
@@ -604,12 +605,16 @@ def _openreview(record: _Record) -> PaperBundle:
         owner = str(data.get(openreview.OWNER))
         authors.append((owner_id, profile_name(owner) or owner, None))
     venue = content_value(content, "venue")
+    title = record.text("title", content_value(content, "title"))
+    abstract = record.text("abstract", content_value(content, "abstract"))
+    if title is None and abstract is None:
+        raise record.invalid("missing title: no title and no abstract")
+    # openreview-expertise reads abstracts first (use_abstract, on by default): a publication with an abstract
+    # and no title is expertise, and a paper of the graph here.
     return _bundle(
-        record, source=source, local_id=local_id, doi=doi,
-        title=record.text("title", content_value(content, "title")),
-        abstract=record.text("abstract", content_value(content, "abstract")),
+        record, source=source, local_id=local_id, doi=doi, title=title, abstract=abstract,
         year=_note_year(record, content), venue_name=venue if isinstance(venue, str) else None,
-        authors=authors)
+        authors=authors, untitled=True)
 
 
 _MAPPERS: dict[str, Callable[[_Record], PaperBundle]] = {

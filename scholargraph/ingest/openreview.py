@@ -8,10 +8,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scholargraph.graph.ids import MAX_EXAMPLES, openreview_id
 from scholargraph.graph.records import affiliation_entry, fold_id, paper_text
-from scholargraph.ingest.formats.openreview import ARCHIVES
+from scholargraph.ingest.formats import openreview as layout
+from scholargraph.ingest.formats.openreview import ARCHIVES, MATCH_SUBMISSIONS
 from scholargraph.ingest.normalize import clean_text, content_value, openreview_author_id, profile_name
-from scholargraph.ingest.sources import iter_json_records
+from scholargraph.ingest.sources import expand_inputs, iter_json_records
 
 # The layout is openreview/openreview-expertise's (README, "Datasets"), see formats/openreview.py.
 # Submissions: submissions.json ({id: note}, what expertise.create_dataset writes), submissions.jsonl (one
@@ -89,8 +91,25 @@ def submission_record(note: Mapping) -> dict:
 
 def read_submissions(directory: str) -> ChairFile:
     """The dataset's submissions as --queries records; a note without an id or any text is rejected."""
+    return _read_submission_files(_side_files(directory, SUBMISSION_FILES, SUBMISSION_DIR))
+
+
+def match_submission_files(paths: Sequence[str]) -> list[str]:
+    """The archives/match_submissions.jsonl files among the ingest's inputs (dataset folders, archives folders
+    or files): create_dataset.py writes the submissions of its `match_paper_*` settings there, for paper-paper
+    matching. They are submissions, no reviewer's publications: the archive parser skips them."""
+    return [path for path in expand_inputs(list(paths)) if layout.is_match_submissions(path)]
+
+
+def read_match_submissions(paths: Sequence[str]) -> ChairFile:
+    """The submissions of the match_submissions files among `paths` (match_submission_files) as --queries
+    records, rejected notes apart."""
+    return _read_submission_files(match_submission_files(paths))
+
+
+def _read_submission_files(paths: Sequence[str]) -> ChairFile:
     out = ChairFile()
-    for path in _side_files(directory, SUBMISSION_FILES, SUBMISSION_DIR):
+    for path in paths:
         for source, line, note in _notes(path, "openreview-submissions", out):
             if not isinstance(note.get("id"), (str, int)) or isinstance(note.get("id"), bool):
                 out.rejected.append(rejected_entry(source, line, "missing id", json.dumps(note)[:500],
@@ -103,6 +122,40 @@ def read_submissions(directory: str) -> ChairFile:
                 continue
             out.records.append(record)
     return out
+
+
+def dates_in_seconds(paths: Sequence[str]) -> list[str]:
+    """`file:line` of each archive publication of the ingest's inputs whose year comes from a date given in
+    seconds (OpenReview's are milliseconds): the normaliser reads them as seconds, and the summary counts them."""
+    found = []
+    for path in expand_inputs(list(paths)):
+        for raw in layout.iter_raw(path):  # nothing for a file that is no reviewer's archive
+            content = raw.data.get("content") if raw.data is not None else None
+            if raw.data is None or content_value(content if isinstance(content, dict) else {}, "year") is not None:
+                continue
+            date = layout.note_date_ms(raw.data)
+            if date is not None and date[2]:
+                found.append(f"{raw.source}:{raw.line}")
+    return found
+
+
+def archive_lines(paths: Sequence[str], submissions_target: Path) -> tuple[list[str], list[dict]]:
+    """What the archives among an ingest's inputs hold beside reviewers' publications, said in summary lines:
+    match_submissions files (written as a --queries file of their own beside `submissions_target`) and dates in
+    seconds. Returns the lines and the rejected notes of the match_submissions files (for the quarantine)."""
+    lines = []
+    match = read_match_submissions(paths)
+    if match.records:
+        target = submissions_target.with_name(f"{MATCH_SUBMISSIONS}.jsonl")
+        write_queries(match.records, target)
+        lines.append(f"{MATCH_SUBMISSIONS}: {len(match.records)} submissions to match (openreview-expertise's "
+                     f"match_paper_* file in archives/, no reviewer's archive) written to {target} "
+                     "(reviewers recommend|assign --queries)")
+    seconds = dates_in_seconds(paths)
+    if seconds:
+        lines.append(f"dates: {len(seconds)} publication(s) give their date in seconds, not OpenReview's "
+                     f"milliseconds, and were read as seconds: e.g. {', '.join(seconds[:MAX_EXAMPLES])}")
+    return lines, match.rejected
 
 
 @dataclass
@@ -200,14 +253,16 @@ class ExportCounts:
     reviewers: int = 0
     publications: int = 0
     submissions: int = 0
-    not_written: list[str] = field(default_factory=list)  # no titled paper, or an id unfit for a file name
+    not_written: list[str] = field(default_factory=list)  # no paper with a text, or an id unfit for a file name
 
 
 def export_dataset(store, reviewer_ids: Sequence[str], submissions: Sequence[Mapping], out_dir: Path) -> ExportCounts:
-    """archives/<reviewer id>.jsonl (each of the reviewer's papers with a title: {id, content: {title,
-    abstract, authors, authorids, year, venue}}, ids as the graph has them so that `ingest openreview` of
-    the folder gives the same graph back) and submissions.json ({id: note}, create_dataset's file) from
-    `submissions` (--queries records). A reviewer without any paper is counted, not written."""
+    """archives/<reviewer id>.jsonl (each of the reviewer's papers with a title or an abstract: {id, content:
+    {title, abstract, authors, authorids, year}}) and submissions.json ({id: note}, create_dataset's file) from
+    `submissions` (--queries records). OpenReview's own ids are written bare, as OpenReview has them: the file
+    name is the profile id openreview-expertise scores by (`~Ann_Lee1.jsonl`, never `openreview:~Ann_Lee1`);
+    other ids stay as the graph has them. `ingest openreview` of the folder gives the same graph back (it
+    qualifies bare ids again). A reviewer without any paper is counted, not written."""
     paper_ids, paper_props = store.read_nodes("Paper", ["title", "abstract", "year", "stub"])
     papers = {pid: k for k, pid in enumerate(paper_ids)}
     author_ids, author_props = store.read_nodes("Author", ["name"])
@@ -222,31 +277,33 @@ def export_dataset(store, reviewer_ids: Sequence[str], submissions: Sequence[Map
     archives = out_dir / ARCHIVES
     archives.mkdir(parents=True, exist_ok=True)
     for reviewer in reviewer_ids:
-        own = sorted(p for p in by_author.get(reviewer, ()) if p in papers
-                     and not paper_props["stub"][papers[p]] and paper_props["title"][papers[p]])
+        own = sorted(p for p in by_author.get(reviewer, ()) if p in papers and not paper_props["stub"][papers[p]]
+                     and (paper_props["title"][papers[p]] or paper_props["abstract"][papers[p]]))
         if not own or "/" in reviewer:
             counts.not_written.append(reviewer)
             continue
-        with open(archives / f"{reviewer}.jsonl", "w", encoding="utf-8") as fh:
+        with open(archives / f"{openreview_id(reviewer)}.jsonl", "w", encoding="utf-8") as fh:
             for pid in own:
                 k = papers[pid]
                 authors = [a for _, a in sorted(by_paper[pid])]
                 content = {"title": paper_props["title"][k], "abstract": paper_props["abstract"][k],
-                           "authors": [names.get(a) or profile_name(a) or a for a in authors],
-                           "authorids": authors}
+                           "authors": [names.get(a) or profile_name(openreview_id(a)) or a for a in authors],
+                           "authorids": [openreview_id(a) for a in authors]}
                 if paper_props["year"][k] is not None:
                     content["year"] = paper_props["year"][k]
-                fh.write(json.dumps({"id": pid, "content": content}, ensure_ascii=False) + "\n")
+                note = {"id": openreview_id(pid), "content": content}
+                fh.write(json.dumps(note, ensure_ascii=False) + "\n")
                 counts.publications += 1
         counts.reviewers += 1
     notes = {}
     for record in submissions:
         content = {"title": record.get("title"), "abstract": record.get("abstract"),
                    "authors": [a if isinstance(a, str) else a.get("name", "") for a in record.get("authors") or ()],
-                   "authorids": list(record.get("author_ids") or ())}
+                   "authorids": [openreview_id(a) for a in record.get("author_ids") or ()]}
         if record.get("year") is not None:
             content["year"] = record["year"]
-        notes[str(record["id"])] = {"id": str(record["id"]), "content": content}
+        note_id = openreview_id(record["id"])
+        notes[note_id] = {"id": note_id, "content": content}
     with open(out_dir / SUBMISSION_FILES[0], "w", encoding="utf-8") as fh:
         json.dump(notes, fh, ensure_ascii=False, indent=1)
     counts.submissions = len(notes)

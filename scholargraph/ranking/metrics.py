@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from scholargraph.user_files import bad_line, data_lines, parse_int
+from scholargraph.user_files import Repeats, Warn, bad_line, data_lines, no_warning, parse_int
 
 Qrels = Mapping[str, Mapping[str, int]]  # query id -> {doc id: relevance grade}
 Run = Mapping[str, Sequence[str]]  # query id -> ranked doc ids, best first
@@ -86,10 +86,12 @@ def weighted_kendall_loss(scores: np.ndarray, truth: np.ndarray, weights: np.nda
 # --- TREC files ---------------------------------------------------------------------------------
 
 
-def read_qrels(path: str, what: str = "--qrels") -> dict[str, dict[str, int]]:
+def read_qrels(path: str, what: str = "--qrels", warn: Warn = no_warning) -> dict[str, dict[str, int]]:
     """TREC qrels `qid 0 doc grade`, or two columns `qid doc` (grade 1). A bad line is a UsageError naming
-    `what`, the file and the line."""
+    `what`, the file and the line; a judgment repeated is kept once (`warn` says so), one repeated with
+    another grade is a UsageError."""
     qrels: dict[str, dict[str, int]] = {}
+    repeats = Repeats(what, path, "judgment")
     for n, parts in data_lines(path, what):
         if len(parts) >= 4:
             qid, doc, grade = parts[0], parts[2], parse_int(parts[3], what, path, n, "the grade")
@@ -97,7 +99,9 @@ def read_qrels(path: str, what: str = "--qrels") -> dict[str, dict[str, int]]:
             qid, doc, grade = parts[0], parts[1], 1
         else:
             raise bad_line(what, path, n, f"expected `qid 0 doc grade` or `qid doc`, got {len(parts)} fields")
-        qrels.setdefault(qid, {})[doc] = grade
+        if repeats.first((qid, doc), n, grade):
+            qrels.setdefault(qid, {})[doc] = grade
     if not qrels:
         raise bad_line(what, path, None, "holds no judgments (expected `qid 0 doc grade` lines)")
+    repeats.report(warn)
     return qrels

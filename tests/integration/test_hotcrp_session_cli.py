@@ -1,7 +1,10 @@
 """A HotCRP chair's session through the real CLI and Neo4j: the PC info CSV and the paper JSON downloads in
 (`ingest hotcrp-pc`, `ingest hotcrp-papers`), then `reviewers assign --format hotcrp` with the papers' declared
 conflicts: no PC member is assigned a paper whose new authors share their email domain or institution, or that
-declared them; the withdrawn paper is not assigned; no email is printed outside the upload file."""
+declared them, or that they wrote; the withdrawn paper is not assigned; no email is printed outside the upload
+file. The downloads are in HotCRP's current forms (kohler/hotcrp 0f25da6c): the PC info CSV headed
+given_name,family_name (src/pages/p_users.php handle_pcinfo), as a spreadsheet saves it (a byte-order mark, CRLF),
+and authors written given_name/family_name (src/author.php unparse_nea_json_for)."""
 
 from __future__ import annotations
 
@@ -35,23 +38,33 @@ def test_hotcrp_downloads_to_an_assignment(neo4j_settings, tmp_path):
             pc_rows = [(names[0], "pc0@cs.uni-a.edu", "Uni A"), (names[1], "pc1@uni-b.edu", "Uni B"),
                        (names[2], "pc2@gmail.com", "University of C"), (names[3], "pc3@uni-d.org", "Uni D")]
             pc = tmp_path / "pcinfo.csv"
-            pc.write_text("first,last,email,roles,affiliation,collaborators,follow\n" + "".join(
-                f"{n.rsplit(' ', 1)[0]},{n.rsplit(' ', 1)[1]},{e},pc,{a},,\n" for n, e, a in pc_rows))
+            rows = [f"{n.rsplit(' ', 1)[0]},{n.rsplit(' ', 1)[1]},{e},{a},pc,,reviews" for n, e, a in pc_rows]
+            pc.write_bytes(("\ufeffgiven_name,family_name,email,affiliation,roles,collaborators,follow\r\n"
+                            + "".join(r + "\r\n" for r in [*rows, rows[1]])).encode("utf-8"))  # pc1 listed twice
             done = cli(env, "ingest", "hotcrp-pc", str(pc), "--pool-out", str(tmp_path / "pool.txt"))
-            assert "PC members: 4 matched" in done.stdout and "@" not in done.stdout
+            assert "PC members: 4 matched" in done.stdout and "@" not in done.stdout + done.stderr
+            assert "1 repeated PC member" in done.stderr and "line 6 (as line 3)" in done.stderr
             pool = (tmp_path / "pool.txt").read_text().split()
             assert len(pool) == 4
 
-            new = {"email": "new@mail.uni-a.edu", "first": "New", "last": "Comer", "affiliation": "University of C"}
+            new = {"email": "new@mail.uni-a.edu", "given_name": "New", "family_name": "Comer",
+                   "affiliation": "University of C"}
+            # pc1 wrote 102, under an address that names no organisation: only their name makes the conflict.
+            given, family = names[1].rsplit(" ", 1)
+            co_author = {"email": "pc1.home@gmail.com", "given_name": given, "family_name": family}
             papers = [{"pid": 101, "title": records[0]["title"], "abstract": records[0].get("abstract"),
                        "authors": [new], "pc_conflicts": {"pc3@uni-d.org": "collaborator"}},
                       {"pid": 102, "title": records[1]["title"], "abstract": records[1].get("abstract"),
-                       "authors": [{"email": "x@elsewhere.org", "first": "Xi", "last": "Yu"}]},
+                       "authors": [{"email": "x@elsewhere.org", "given_name": "Xi", "family_name": "Yu"}, co_author],
+                       "pc_conflicts": {"pc1@uni-b.edu": "author"}},
+                      {"pid": 102, "title": "The same paper twice", "authors": []},
                       {"pid": 103, "title": "Withdrawn", "withdrawn": True, "status": "withdrawn", "authors": []}]
             (tmp_path / "papers.json").write_text(json.dumps(papers))
             done = cli(env, "ingest", "hotcrp-papers", str(tmp_path / "papers.json"),
                        "--submissions-out", str(tmp_path / "subs.jsonl"), "--conflicts-out", str(tmp_path / "c.csv"))
             assert "2 read, 1 withdrawn (skipped)" in done.stdout and "1 declared conflicts" in done.stdout
+            assert "1 paper repeats a pid already read" in done.stdout
+            assert "1 author conflict not written" in done.stdout
             assert "@" not in done.stdout
 
             out = cli(env, "reviewers", "assign", "--queries", str(tmp_path / "subs.jsonl"),
@@ -63,7 +76,7 @@ def test_hotcrp_downloads_to_an_assignment(neo4j_settings, tmp_path):
             # 101: pc0 (email domain uni-a.edu), pc2 (institution University of C), pc3 (declared) ruled out.
             assert assigned & {("101", "pc0@cs.uni-a.edu"), ("101", "pc2@gmail.com"), ("101", "pc3@uni-d.org")} \
                 == set()
-            assert ("101", "pc1@uni-b.edu") in assigned
+            assert ("101", "pc1@uni-b.edu") in assigned and ("102", "pc1@uni-b.edu") not in assigned  # their own
             assert "email domain" in out.stderr and "institution" in out.stderr and "declared (hotcrp" in out.stderr
             assert "@" not in out.stderr
         finally:

@@ -9,7 +9,7 @@ from typing import cast
 
 import click
 
-from scholargraph.cli_output import emit, resolve_ids, rows_output, write_option
+from scholargraph.cli_output import emit, resolve_ids, rows_output, warn, write_option
 from scholargraph.errors import UsageError
 from scholargraph.graph.features import make_current
 from scholargraph.graph.ids import IdResolver, output_id
@@ -141,7 +141,7 @@ def _queries_from_options(queries: str | None, title: str | None, abstract: str 
     if given != 1:
         raise UsageError("give exactly one of --queries FILE, --title/--abstract, --text-file FILE")
     if queries:
-        return read_queries(queries)
+        return read_queries(queries, warn=warn)
     if text_file:
         text = read_text(text_file, "--text-file").strip()
         if not text:
@@ -249,7 +249,8 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
     if seed != NNSelectParams.seed and time_split is None:
         raise UsageError("--seed is for --time-split, which trains a model; a saved model was trained with its own")
     # The user's files are read first: a bad one is refused before a model is loaded or the graph pulled.
-    given = (read_queries(queries), read_qrels(qrels)) if queries is not None and qrels is not None else None
+    given = (read_queries(queries, warn=warn), read_qrels(qrels, warn=warn)) if queries is not None \
+        and qrels is not None else None
     text_only = time_split is None and not has_model(obj.settings.models_dir)
     with open_store(obj.settings, quiet=obj.quiet) as store:
         if text_only:

@@ -25,7 +25,7 @@ from scholargraph.ranking.citations.nnrank import NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.text import Bags, shared_terms
 from scholargraph.registry import read_config, write_config
-from scholargraph.user_files import read_jsonl
+from scholargraph.user_files import Warn, no_warning, read_jsonl
 
 
 class Recommendation(NamedTuple):
@@ -47,10 +47,11 @@ class Query:
     year: int | None = None
 
 
-def read_queries(path: str | Path, what: str = "--queries") -> list[Query]:
+def read_queries(path: str | Path, what: str = "--queries", warn: Warn = no_warning) -> list[Query]:
     """JSON lines {id, title, abstract, year} (the synthetic world's and ACM-CR's query files); a bad line is a
-    UsageError naming the file and the line (user_files.read_jsonl)."""
-    return [Query(str(d["id"]), d.get("title"), d.get("abstract"), d.get("year")) for d in read_jsonl(path, what)]
+    UsageError naming the file and the line, a repeated draft is kept once (user_files.read_jsonl)."""
+    return [Query(str(d["id"]), d.get("title"), d.get("abstract"), d.get("year"))
+            for d in read_jsonl(path, what, warn=warn)]
 
 
 FUSION_DEPTH = 200  # each fused ranking contributes its top this many papers

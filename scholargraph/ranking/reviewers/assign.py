@@ -21,12 +21,28 @@ from scholargraph.progress import progress
 from scholargraph.ranking.reviewers import profiles
 from scholargraph.ranking.reviewers.assignment import Assignment, AssignmentProblem, Requirement
 from scholargraph.ranking.reviewers.coi import AuthorDetails, ConflictChecker, conflict_kind, conflicts_note
-from scholargraph.ranking.reviewers.declared import LAYOUTS, DeclaredFile, match_declared, read_declared
+from scholargraph.ranking.reviewers.declared import (
+    LAYOUTS,
+    DeclaredFile,
+    match_declared,
+    read_declared,
+    require_applied,
+)
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.exchange import EmailBook, read_email_file
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool, evidence_as_of
 from scholargraph.ranking.reviewers.reco_rank_net import NO_HISTORY_SCORE
-from scholargraph.user_files import INTEGER, bad_line, parse_int, read_jsonl, table_lines
+from scholargraph.user_files import (
+    INTEGER,
+    Repeats,
+    Warn,
+    bad_line,
+    no_warning,
+    parse_int,
+    read_jsonl,
+    require_effect,
+    table_lines,
+)
 
 SENIOR = "senior"
 _RULE = re.compile(r"^\s*(papers|years)\s*>=\s*(\d+)\s*$")
@@ -50,10 +66,12 @@ def read_pairs(path: str | Path, what: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def read_loads(path: str | Path) -> dict[str, tuple[int, int | None]]:
-    """`reviewer max [min]` per line (OpenReview's custom max papers); a header line is skipped."""
+def read_loads(path: str | Path, warn: Warn = no_warning) -> dict[str, tuple[int, int | None]]:
+    """`reviewer max [min]` per line (OpenReview's custom max papers); a header line is skipped; a reviewer
+    repeated with the same loads is kept once (`warn` says so), with other loads refused."""
     loads: dict[str, tuple[int, int | None]] = {}
     what = "--loads"
+    repeats = Repeats(what, path, "reviewer")
     for k, (n, parts) in enumerate(table_lines(path, what)):
         if len(parts) < 2 or not parts[0] or not INTEGER.match(parts[1]):
             if k == 0:
@@ -63,25 +81,34 @@ def read_loads(path: str | Path) -> dict[str, tuple[int, int | None]]:
         low = parse_int(parts[2], what, path, n, "min") if len(parts) > 2 and parts[2] else None
         if high < 0 or (low is not None and not 0 <= low <= high):
             raise UsageError(f"--loads {path}:{n}: loads must satisfy 0 <= min <= max, got {parts[1:3]}")
-        loads[parts[0]] = (high, low)
+        if repeats.first(parts[0], n, (high, low)):
+            loads[parts[0]] = (high, low)
+    repeats.report(warn)
     return loads
 
 
-def read_attributes(path: str | Path) -> dict[str, dict[str, bool]]:
-    """Reviewer attributes, a table with a header `reviewer,attr1,attr2...`; a cell is true when it is
-    1/true/yes/y (any case). Returns {attribute: {reviewer id as given: flag}}."""
-    rows = list(table_lines(path, "--attributes"))
+def read_attributes(path: str | Path, warn: Warn = no_warning) -> dict[str, dict[str, bool]]:
+    """Reviewer attributes, a table with a header `reviewer,attr1,attr2...` (attribute names in any case, as
+    --require's); a cell is true when it is 1/true/yes/y (any case). A reviewer repeated with the same
+    flags is kept once (`warn` says so), with other flags refused. Returns {attribute: {reviewer id as
+    given: flag}}."""
+    what = "--attributes"
+    rows = list(table_lines(path, what))
     if not rows:
         raise UsageError(f"--attributes {path} is empty")
-    header = rows[0][1]
+    header = [name.lower() for name in rows[0][1]]
     if len(header) < 2:
         raise UsageError(f"--attributes {path}: the header names the reviewer column then the attributes")
     out: dict[str, dict[str, bool]] = {name: {} for name in header[1:]}
+    repeats = Repeats(what, path, "reviewer")
     for n, parts in rows[1:]:
         if len(parts) != len(header):
             raise UsageError(f"--attributes {path}:{n}: {len(parts)} fields, the header has {len(header)}")
-        for name, value in zip(header[1:], parts[1:]):
-            out[name][parts[0]] = value.strip().lower() in ("1", "true", "yes", "y")
+        flags = [value.strip().lower() in ("1", "true", "yes", "y") for value in parts[1:]]
+        if repeats.first(parts[0], n, flags):
+            for name, flag in zip(header[1:], flags):
+                out[name][parts[0]] = flag
+    repeats.report(warn)
     return out
 
 
@@ -90,21 +117,24 @@ def parse_requirement(text: str) -> Requirement:
     m = _REQUIRE.match(text)
     if not m:
         raise UsageError(f"--require {text!r}: expected ATTRIBUTE>=N, e.g. senior>=1")
-    return Requirement(m.group(1), int(m.group(2)))
+    return Requirement(m.group(1).lower(), int(m.group(2)))  # as read_attributes reads the header
 
 
 # --- seniority --------------------------------------------------------------------------------------------
 
 
-def read_senior(rule: str) -> list[str] | None:
-    """The reviewer ids of a `--senior FILE` (None for a papers>=N or years>=N rule)."""
+def read_senior(rule: str, warn: Warn = no_warning) -> list[str] | None:
+    """The reviewer ids of a `--senior FILE`, each once (`warn` says what was repeated); None for a papers>=N
+    or years>=N rule."""
     if _RULE.match(rule):
         return None
     if not Path(rule).is_file():
         raise UsageError(f"--senior {rule!r}: expected papers>=N, years>=N or a file of reviewer ids")
-    given = [parts[0] for _, parts in table_lines(rule, "--senior") if parts[0]]
+    repeats = Repeats("--senior", rule, "id")
+    given = [parts[0] for n, parts in table_lines(rule, "--senior") if parts[0] and repeats.first(parts[0], n)]
     if not given:
         raise bad_line("--senior", rule, None, "holds no reviewer ids (expected one id per line)")
+    repeats.report(warn)
     return given
 
 
@@ -276,7 +306,8 @@ def build_problem(table: AffinityTable, *, demand: Sequence[int], max_load: int,
                              edge_paper=table.edge_paper, edge_reviewer=table.edge_reviewer,
                              affinity=table.affinity, demand=np.asarray(demand, dtype=np.int64),
                              max_load=high, min_load=low, forced=table.forced, attributes=attributes,
-                             requirements=list(requirements))
+                             requirements=list(requirements),
+                             scored=np.array([not e.endswith(NO_EVIDENCE) for e in table.evidence], dtype=bool))
 
 
 # --- the use case -----------------------------------------------------------------------------------------
@@ -312,6 +343,7 @@ class AssignmentRequest:
     conflicts_file: str | None = None  # declared conflicts in a tool's layout (declared.py); unknown ones reported
     emails_file: str | None = None  # `reviewer_id,email` rows: whom an email in a declared file or an export names
     need_emails: bool = False  # the output is keyed by email (HotCRP, CMT): read the reviewers' emails
+    allow_empty: bool = False  # a --conflicts, --emails or --loads file that applies to nothing: go on, warned
 
 
 @dataclass
@@ -352,24 +384,26 @@ class ChairFiles:
     emails: list[tuple[str, str]] = field(default_factory=list)  # --emails rows
 
     @classmethod
-    def read(cls, request: AssignmentRequest) -> ChairFiles:
+    def read(cls, request: AssignmentRequest, warn: Warn = no_warning) -> ChairFiles:
+        """`warn`: what the files repeat, kept once."""
         from scholargraph.ranking.reviewers.service import read_ids
 
         # --forbid and --force take the tools' layouts too: an OpenReview constraints file gives both kinds.
-        forbid = read_declared(request.forbid_file, "--forbid") if request.forbid_file else None
-        force = read_declared(request.force_file, "--force", plain="forced") if request.force_file else None
+        forbid = read_declared(request.forbid_file, "--forbid", warn=warn) if request.forbid_file else None
+        force = read_declared(request.force_file, "--force", plain="forced", warn=warn) if request.force_file \
+            else None
         strict = [f for f in (forbid, force) if f is not None]
-        declared = [read_declared(request.conflicts_file, "--conflicts")] if request.conflicts_file else []
-        return cls(queries=read_jsonl(request.queries_file, "--queries") if request.queries_file else [],
-                   pool=read_ids(request.pool_file, "--pool") if request.pool_file else None,
+        declared = [read_declared(request.conflicts_file, "--conflicts", warn=warn)] if request.conflicts_file else []
+        return cls(queries=read_jsonl(request.queries_file, "--queries", warn=warn) if request.queries_file else [],
+                   pool=read_ids(request.pool_file, "--pool", warn) if request.pool_file else None,
                    forbid=[(p.paper, p.reviewer) for f in strict for p in f.conflicts],
                    force=[(p.paper, p.reviewer) for f in strict for p in f.forced],
-                   loads=read_loads(request.loads_file) if request.loads_file else None,
-                   senior=read_senior(request.senior) if request.senior else None,
-                   attributes=read_attributes(request.attributes_file) if request.attributes_file else None,
+                   loads=read_loads(request.loads_file, warn) if request.loads_file else None,
+                   senior=read_senior(request.senior, warn) if request.senior else None,
+                   attributes=read_attributes(request.attributes_file, warn) if request.attributes_file else None,
                    requirements=[parse_requirement(text) for text in request.requirements],
                    declared=declared, layouts=strict + declared,
-                   emails=read_email_file(request.emails_file) if request.emails_file else [])
+                   emails=read_email_file(request.emails_file, warn=warn) if request.emails_file else [])
 
 
 def _select_submissions(index: EvidenceIndex, request: AssignmentRequest, files: ChairFiles, resolve,
@@ -450,7 +484,7 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
 
     if request.max_prob is not None and not 0 < request.max_prob <= 1:
         raise UsageError("--max-prob must be in (0, 1]")
-    files = files or ChairFiles.read(request)  # before the model and the graph: a bad file costs nothing
+    files = files or ChairFiles.read(request, warn)  # before the model and the graph: a bad file costs nothing
     model, meta = model_and_meta or load_model(models_dir)
     index = index or index_for_model(store, models_dir, meta, quiet)
     resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
@@ -478,6 +512,7 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
         unknown_emails = emails.warning()
         if unknown_emails:
             warn(unknown_emails)
+        emails.require_listed(request.emails_file or "", len(files.emails), request.allow_empty, warn)
     forbid = _pairs_to_queries(_by_email(files.forbid, emails), queries, pool, resolve, forms, "--forbid")
     force = _pairs_to_queries(_by_email(files.force, emails), queries, pool, resolve, forms, "--force")
     declared = match_declared(files.declared, queries, forms["paper"],
@@ -486,9 +521,11 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
         warn(line)
     declared_out = {(q, a): why for q, found in declared.by_query.items() for a, why in found.items()
                     if pool.row(a) >= 0}
+    declared_forced = [pair for pair in dict.fromkeys(declared.forced) if pool.row(pair[1]) >= 0]
+    require_applied(files.declared, len(declared_out) + len(declared_forced), request.allow_empty, warn)
     forbidden, forced = set(forbid), set(force)  # once: a declared file may hold many thousand pairs
     forbid += [pair for pair in declared_out if pair not in forbidden]
-    force += [pair for pair in dict.fromkeys(declared.forced) if pool.row(pair[1]) >= 0 and pair not in forced]
+    force += [pair for pair in declared_forced if pair not in forced]
     clash = set(forbid) & set(force)
     if clash:
         p, r = sorted(clash)[0]
@@ -498,6 +535,8 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
         given = files.loads
         res = resolve("author", list(given), "--loads")
         loads = {res.ids[g]: v for g, v in given.items() if g in res.ids and pool.row(res.ids[g]) >= 0}
+        if not loads:
+            require_effect("--loads", request.loads_file or "", len(given), "reviewer", request.allow_empty, warn)
     attributes: dict[str, np.ndarray] = {}
     requirements = list(files.requirements)
     senior_rule = None

@@ -6,7 +6,8 @@ import time
 
 import click
 
-from scholargraph.cli_output import emit, emit_text, rows_output, write_option
+from scholargraph.cli_output import allow_empty_option, emit, emit_text, rows_output, write_option
+from scholargraph.cli_output import warn as _warn
 from scholargraph.errors import UsageError
 from scholargraph.graph.ids import output_id
 from scholargraph.ranking.reviewers import exchange, service
@@ -19,10 +20,6 @@ from scholargraph.tables import Rows, Trec
 
 def _num(value: float | None) -> str:
     return "  n/a" if value is None else f"{value:.2f}"
-
-
-def _warn(message: str) -> None:
-    click.echo(f"scholargraph: {message}", err=True)
 
 
 class EvidenceCut(click.ParamType):
@@ -77,17 +74,25 @@ def chair_tool_options(command):
 
 def _chair_files(conflicts: str | None, emails: str | None):
     """The --conflicts and --emails files, read before the store (a bad one is refused cheaply); how the
-    conflicts file was read goes to stderr."""
-    declared = [read_declared(conflicts, "--conflicts")] if conflicts else []
+    conflicts file was read, and what the files repeat, goes to stderr."""
+    declared = [read_declared(conflicts, "--conflicts", warn=_warn)] if conflicts else []
     for f in declared:
         _warn(f.describe())
-    return declared, exchange.read_email_file(emails) if emails else []
+    return declared, exchange.read_email_file(emails, warn=_warn) if emails else []
 
 
 def _export(fmt: str, what: str, pairs: list[exchange.Pair], book, out: str | None, aside: list[str]) -> None:
     """A conference tool's file to --out or stdout; what it could not hold (no email, no score) to stderr."""
     done = exchange.export(fmt, what, pairs, book.email if book is not None else None)
-    emit_text(done.text, out, [*aside, *(f"scholargraph: {line}" for line in done.warnings(fmt))])
+    said = [*aside, *(f"scholargraph: {line}" for line in done.warnings(fmt))]
+    if done.unscored_rows and out:
+        side = exchange.unscored_path(out)
+        with open(side, "w", encoding="utf-8") as fh:
+            fh.write(done.unscored_rows + "\n")
+        said.append(f"scholargraph: {fmt}: those pairs are in {side} (`paper,profile` rows without a score)")
+    elif done.unscored_rows:
+        said.append(f"scholargraph: {fmt}: give --out FILE to have those pairs written beside it")
+    emit_text(done.text, out, said)
 
 
 @click.group("reviewers")
@@ -114,7 +119,7 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None, trai
         raise UsageError("--queries and --qrels go together")
     t0 = time.perf_counter()
     # The user's files are read before the store is opened: a bad one is refused without a server.
-    files = service.ReviewerFiles.for_training(queries, qrels) if queries and qrels is not None else None
+    files = service.ReviewerFiles.for_training(queries, qrels, _warn) if queries and qrels is not None else None
     with open_store(obj.settings, quiet=obj.quiet) as store:
         trained = service.train(store, obj.settings.models_dir, min_papers=min_papers, files=files,
                                 training_queries=training_queries, steps=steps, quiet=obj.quiet)
@@ -148,14 +153,15 @@ def train_cmd(obj, min_papers: int, queries: str | None, qrels: str | None, trai
 @click.option("--picture", type=click.Path(dir_okay=False), default=None,
               help="Draw the first submission's top suggestion as a PNG: the submission, the reviewer's evidence "
                    "papers, the topics they share, citation links.")
+@allow_empty_option("a --conflicts, --emails or --candidates file")
 @click.pass_obj
 def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, evidence_until, no_coi,
-                  institution_years, picture, conflicts, emails) -> None:
+                  institution_years, picture, conflicts, emails, allow_empty) -> None:
     """Suggested reviewers with their explanation: main and compensation, gate, reliability, evidence papers."""
     if not papers and not queries:
         raise UsageError("give --paper ID or --queries FILE")
     forms: dict[str, dict[str, str]] = {}
-    files = service.ReviewerFiles.for_recommend(queries, pool, candidates)  # before the store: a bad file is cheap
+    files = service.ReviewerFiles.for_recommend(queries, pool, candidates, _warn)  # before the store: cheap
     declared, email_rows = _chair_files(conflicts, emails)
     with open_store(obj.settings, quiet=obj.quiet) as store:
         book = None
@@ -163,10 +169,12 @@ def recommend_cmd(obj, papers, queries, pool, candidates, k, fmt, out, write, ev
             book = exchange.EmailBook.from_store(store, email_rows)
             if book.warning():
                 _warn(str(book.warning()))
+            book.require_listed(emails or "", len(email_rows), allow_empty, _warn)
         results, note = service.recommend(store, obj.settings.models_dir, paper_ids=papers, files=files, k=k,
                                           coi=not no_coi, write=write, quiet=obj.quiet, id_forms=forms,
                                           picture=picture, warn=_warn, evidence_until=evidence_until,
-                                          institution_years=institution_years, declared=declared, emails=book)
+                                          institution_years=institution_years, declared=declared, emails=book,
+                                          allow_empty=allow_empty)
 
     def given(kind: str, node_id: str) -> str:
         # Tabular outputs answer in the caller's ids (a run file is scored against the caller's qrels),
@@ -234,8 +242,8 @@ def conflicts_cmd(obj, papers, queries, pool, coi_years, institution_years, fmt,
 
     if not papers and not queries:
         raise UsageError("give --paper ID or --queries FILE")
-    records = read_jsonl(queries, "--queries") if queries else []  # before the store: a bad file is cheap
-    pool_ids = service.read_ids(pool, "--pool") if pool else None
+    records = read_jsonl(queries, "--queries", warn=_warn) if queries else []  # before the store: a bad file is cheap
+    pool_ids = service.read_ids(pool, "--pool", _warn) if pool else None
     with open_store(obj.settings, quiet=obj.quiet) as store:
         rows = service.list_conflicts(store, paper_ids=papers, records=records, pool_ids=pool_ids,
                                       coi_years=coi_years, institution_years=institution_years, quiet=obj.quiet,
@@ -277,7 +285,7 @@ def evaluate_cmd(obj, protocol: str, queries: str, qrels: str, candidates: str |
     if protocol == "expertise":
         from scholargraph.ranking.reviewers import expertise as ex
 
-        judged = service.ReviewerFiles.for_expertise(queries, qrels)  # before the store: a bad file is cheap
+        judged = service.ReviewerFiles.for_expertise(queries, qrels, _warn)  # before the store: a bad file is cheap
         with open_store(obj.settings, quiet=obj.quiet) as store:
             done = service.evaluate_expertise(store, obj.settings.models_dir, queries, qrels, bootstrap=bootstrap,
                                               quiet=obj.quiet, warn=_warn, files=judged)
@@ -289,7 +297,7 @@ def evaluate_cmd(obj, protocol: str, queries: str, qrels: str, candidates: str |
         return
     from scholargraph.ranking.reviewers import evaluate as ev
 
-    files = service.ReviewerFiles.for_candidates(queries, qrels, candidates)  # before the store: a bad file is cheap
+    files = service.ReviewerFiles.for_candidates(queries, qrels, candidates, _warn)  # before the store: cheap
     with open_store(obj.settings, quiet=obj.quiet) as store:
         experiment = service.evaluate_candidates(store, obj.settings.models_dir, queries, qrels, candidates,
                                                  seeds=seeds, quiet=obj.quiet, warn=_warn, files=files)
@@ -359,10 +367,11 @@ DEFAULT_TIME_LIMIT = 300.0  # seconds for the integer programs: maxmin at a thou
                    "evidence; the summary follows a table on stdout, else goes to stderr.",
              tools=exchange.TOOL_FORMATS)
 @write_option("the assignment as ASSIGNED_TO edges")
+@allow_empty_option("a --conflicts, --emails or --loads file")
 @click.pass_obj
 def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min_load, loads, coi_years, no_coi,
                institution_years, forbid, force, senior, attributes, requirements, candidates_per_paper, method,
-               max_prob, seed, time_limit, fmt, out, write, evidence_until, conflicts, emails) -> None:
+               max_prob, seed, time_limit, fmt, out, write, evidence_until, conflicts, emails, allow_empty) -> None:
     """Assign reviewers to submissions under loads, conflicts and attribute requirements, against a greedy
     baseline on the same input; the summary reports every constraint (to stderr unless --format table)."""
     from scholargraph.ranking.reviewers import assignment as solver
@@ -381,8 +390,8 @@ def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min
                                 candidates_per_paper=candidates_per_paper, method=method, max_prob=max_prob, seed=seed,
                                 time_limit=time_limit if time_limit is not None else DEFAULT_TIME_LIMIT,
                                 evidence_until=evidence_until, conflicts_file=conflicts, emails_file=emails,
-                                need_emails=fmt in exchange.NEEDS_EMAIL)
-    files = ChairFiles.read(request)  # a bad file is refused before the server, the model or the graph
+                                need_emails=fmt in exchange.NEEDS_EMAIL, allow_empty=allow_empty)
+    files = ChairFiles.read(request, _warn)  # a bad file is refused before the server, the model or the graph
     for f in files.layouts:
         if f.layout != PAIRS or f in files.declared:  # --forbid/--force of plain pairs read as they always were
             _warn(f.describe())
@@ -527,7 +536,7 @@ def profile_import_cmd(obj, file: str) -> None:
     optional). Ids unknown to the graph are left out with a warning (count and examples)."""
     from scholargraph.ranking.reviewers import profiles
 
-    records = profiles.read_settings_file(file, "FILE")  # before the store: a bad file is cheap
+    records = profiles.read_settings_file(file, "FILE", _warn)  # before the store: a bad file is cheap
     with open_store(obj.settings, quiet=obj.quiet) as store:
         report = profiles.import_settings(store, records)
     for line in report.warnings():

@@ -20,9 +20,18 @@ import numpy as np
 from scholargraph.errors import UsageError
 from scholargraph.graph.ids import output_id
 from scholargraph.ranking.reviewers.coi import ConflictChecker
-from scholargraph.ranking.reviewers.exchange import EmailBook, examples
+from scholargraph.ranking.reviewers.exchange import EmailBook
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool
-from scholargraph.user_files import INTEGER, bad_line, table_lines
+from scholargraph.user_files import (
+    INTEGER,
+    Repeats,
+    Warn,
+    bad_line,
+    examples,
+    no_warning,
+    require_effect,
+    table_lines,
+)
 
 OPENREVIEW = "openreview"
 HOTCRP = "hotcrp"
@@ -70,15 +79,38 @@ class DeclaredFile:
     def has_emails(self) -> bool:
         return any("@" in p.reviewer for p in (*self.conflicts, *self.forced))
 
+    @property
+    def rows(self) -> int:
+        """The rows read (each repeat once): what `require_applied` says none of applies."""
+        return len(self.conflicts) + len(self.forced) + self.other_rows
+
 
 def _reason(layout: str, kind: str = "") -> str:
     source = {OPENREVIEW: "openreview", HOTCRP: "hotcrp", HOTCRP_PC_CONFLICTS: "hotcrp", PAIRS: "file"}[layout]
     return f"declared ({source}{': ' + kind if kind else ''})"
 
 
-def read_declared(path: str, what: str, plain: str = "conflict") -> DeclaredFile:
-    """The pairs of a declared file, its layout detected (see the module). `plain`: what a plain pair is
+def read_declared(path: str, what: str, plain: str = "conflict", warn: Warn = no_warning) -> DeclaredFile:
+    """The pairs of a declared file, its layout detected (see the module), each pair once (a repeat is
+    reported through `warn`; a pair both a conflict and forced is refused). `plain`: what a plain pair is
     ("conflict" for --conflicts/--forbid, "forced" for --force)."""
+    out = _read_layout(path, what, plain)
+    _keep_once(out, warn)
+    return out
+
+
+def _keep_once(out: DeclaredFile, warn: Warn) -> None:
+    """The file's pairs, each kept at its first line; an email in any case names the same reviewer."""
+    repeats = Repeats(out.what, out.path, "pair")
+    given = sorted([(p, False) for p in out.conflicts] + [(p, True) for p in out.forced], key=lambda t: t[0].line)
+    kept = [(p, forced) for p, forced in given
+            if repeats.first((p.paper, p.reviewer.lower() if "@" in p.reviewer else p.reviewer), p.line, forced)]
+    out.conflicts = [p for p, forced in kept if not forced]
+    out.forced = [p for p, forced in kept if forced]
+    repeats.report(warn)
+
+
+def _read_layout(path: str, what: str, plain: str) -> DeclaredFile:
     rows = list(table_lines(path, what))
     if not rows:
         raise bad_line(what, path, None, "holds no pairs")
@@ -89,7 +121,7 @@ def read_declared(path: str, what: str, plain: str = "conflict") -> DeclaredFile
     if paper_col is not None and "email" in header and "conflicttype" in header:
         return _read_pc_conflicts(path, what, rows, header, paper_col)
     first = rows[0][1]
-    if len(first) == 3 and INTEGER.match(first[2]):
+    if len(first) >= 3 and INTEGER.match(first[2]):  # a 4th column: refused by the reader, never read as pairs
         return _read_openreview(path, what, rows)
     out = DeclaredFile(path, what, PAIRS)
     target = out.forced if plain == "forced" else out.conflicts
@@ -237,6 +269,14 @@ class DeclaredChecker(ConflictChecker):
         return np.union1d(rows, np.array([r for r in extra if r >= 0], dtype=np.int64)).astype(np.int64)
 
 
+def require_applied(files: Sequence[DeclaredFile], applied: int, allow_empty: bool, warn: Warn) -> None:
+    """--conflicts of which no pair applies to the run (`applied`: the pairs it rules out or forces) would
+    change nothing, silently: refused unless `allow_empty` (user_files.require_effect)."""
+    if not applied:
+        for f in files:
+            require_effect(f.what, f.path, f.rows, "row", allow_empty, warn)
+
+
 def require_known(matched: Matched, what: str) -> None:
     """--forbid and --force are the chair's explicit pairs: one naming nothing known is an error, as before."""
     bad = matched.unknown_reviewer + matched.unknown_paper
@@ -245,4 +285,4 @@ def require_known(matched: Matched, what: str) -> None:
 
 
 __all__ = ["HOTCRP", "HOTCRP_PC_CONFLICTS", "LAYOUTS", "OPENREVIEW", "PAIRS", "DeclaredChecker", "DeclaredFile",
-           "DeclaredPair", "Matched", "match_declared", "read_declared", "require_known"]
+           "DeclaredPair", "Matched", "match_declared", "read_declared", "require_applied", "require_known"]

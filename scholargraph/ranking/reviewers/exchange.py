@@ -4,10 +4,12 @@ Pure writers over (submission, reviewer, score) pairs whose ids are already in t
 reviewers' emails the tools key people by (HotCRP and CMT): the Author nodes' `emails`, or a `--emails` file.
 Sources of each layout (docs/assignment.md, "The chair's tools"):
 - OpenReview: openreview-py `venue/matching.py` `_build_scores_from_file` and openreview-matcher `--scores` /
-  `--constraints`: CSV rows `paper_id,profile_id,value` and no header line.
+  `--constraints`: CSV rows `paper_id,profile_id,value` and no header line; ids bare (`~Ann_Lee1`, never the
+  graph's `openreview:~Ann_Lee1`), and a number in every value cell (`float(row[2])`).
 - HotCRP: its bulk-assignment help (`src/help/h_bulkassign.php`, `etc/assignmentparsers.json`): a CSV with a
   header naming `paper` (or `pid`), `action` and `email`; actions `primary`, `secondary`, `pcreview`,
-  `conflict`, and `pref` with a `preference` column (an integer, -100 to 100 in HotCRP's preference form).
+  `conflict`, and `pref` with a `preference` column: an integer, -20 to 20 typically, -100 meaning a conflict
+  (HotCRP's help, `etc/msgs.json` `revprefdescription`; `src/assigners/a_preference.php`).
 - CMT: "Import Assignments (Reviewer)": an XML file of `<submission submissionId="..."><user email="..."/>`.
   CMT documents no import of outside affinity (TPMS) scores: their table is written in CMT's tab-delimited
   template style (a `#` header line), for the chair's records or CMT support, not for an upload page."""
@@ -18,10 +20,11 @@ import csv
 import io
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
-from scholargraph.graph.ids import IdResolver, output_id
-from scholargraph.user_files import bad_line, table_lines
+from scholargraph.graph.ids import IdResolver, is_openreview_id, openreview_id, output_id
+from scholargraph.user_files import Repeats, Warn, bad_line, examples, no_warning, require_effect, table_lines
 
 TOOL_FORMATS: Mapping[str, str] = {
     "openreview": "openreview: the matcher's CSV `submission,profile,score`, no header (affinity scores; for assign "
@@ -32,7 +35,6 @@ TOOL_FORMATS: Mapping[str, str] = {
 }
 NEEDS_EMAIL = ("hotcrp", "cmt")  # the tools that know reviewers by their email
 HOTCRP_ASSIGN_ACTION = "primary"
-MAX_EXAMPLES = 5
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,10 @@ class Export:
     text: str
     no_email: list[str] = field(default_factory=list)
     no_score: list[str] = field(default_factory=list)
+    # OpenReview assignments: the assigned pairs without a score, as `paper,profile` rows for a side file
+    # (every row of the matcher's file needs a number: openreview-py reads it with float()).
+    unscored_rows: str = ""
+    not_profiles: list[str] = field(default_factory=list)  # OpenReview: reviewers that are no OpenReview profile
 
     def warnings(self, fmt: str) -> list[str]:
         """One line per kind of omission (count and examples); empty when every pair was written."""
@@ -61,24 +67,28 @@ class Export:
         if self.no_email:
             lines.append(f"{fmt}: {len(self.no_email):,} pair(s) left out, the reviewer has no known email (give "
                          f"--emails FILE or ingest their profiles): {examples(self.no_email)}")
-        if self.no_score:
+        if self.no_score and self.unscored_rows:
+            lines.append(f"{fmt}: {len(self.no_score):,} assigned pair(s) have no affinity (no eligible evidence) "
+                         f"and are left out of the file, whose every row needs a number: {examples(self.no_score)}")
+        elif self.no_score:
             lines.append(f"{fmt}: {len(self.no_score):,} pair(s) have no score (no eligible evidence) and are not "
                          f"written as one: {examples(self.no_score)}")
+        if self.not_profiles:
+            lines.append(f"{fmt}: {len(self.not_profiles):,} reviewer(s) have no OpenReview profile id and are "
+                         f"written with the graph's id, which OpenReview does not know: {examples(self.not_profiles)}")
         return lines
-
-
-def examples(items: Sequence[str], n: int = MAX_EXAMPLES) -> str:
-    more = len(items) - n
-    return "e.g. " + ", ".join(items[:n]) + (f" and {more:,} more" if more > 0 else "")
 
 
 # --- emails -----------------------------------------------------------------------------------------------
 
 
-def read_email_file(path: str, what: str = "--emails") -> list[tuple[str, str]]:
+def read_email_file(path: str, what: str = "--emails", warn: Warn = no_warning) -> list[tuple[str, str]]:
     """(reviewer id as given, email) rows of a `reviewer_id,email` table (comma, tab or space separated; the
-    cell holding an '@' is the email, so either order works; a header line without one is skipped)."""
+    cell holding an '@' is the email, so either order works; a header line without one is skipped; cells
+    after the id are not read). A row repeated is kept once (`warn` says so); one reviewer may have several
+    addresses, each naming them in a conflicts file."""
     rows: list[tuple[str, str]] = []
+    repeats = Repeats(what, path, "row")
     for k, (n, parts) in enumerate(table_lines(path, what)):
         cells = [p for p in parts if p]
         mails = [c for c in cells if "@" in c]
@@ -87,9 +97,12 @@ def read_email_file(path: str, what: str = "--emails") -> list[tuple[str, str]]:
             continue  # a header line
         if len(mails) != 1 or not ids:
             raise bad_line(what, path, n, f"expected `reviewer_id,email`, got {','.join(cells)[:60]!r}")
-        rows.append((ids[0], mails[0].lower()))
+        row = (ids[0], mails[0].lower())
+        if repeats.first(row, n):
+            rows.append(row)
     if not rows:
         raise bad_line(what, path, None, "holds no `reviewer_id,email` rows")
+    repeats.report(warn)
     return rows
 
 
@@ -101,6 +114,7 @@ class EmailBook:
     email: dict[str, str] = field(default_factory=dict)
     nodes: dict[str, set[str]] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)  # --emails ids the graph does not have
+    listed_known: int = 0  # --emails rows whose id the graph has: none, and the file changes nothing
 
     def add(self, node: str, address: str, preferred: bool = False) -> None:
         address = address.strip().lower()
@@ -130,6 +144,7 @@ class EmailBook:
             for given, address in listed:
                 if given in nodes:
                     book.add(nodes[given], address, preferred=True)
+                    book.listed_known += 1
                 else:
                     book.unknown.append(given)
         return book
@@ -155,6 +170,12 @@ class EmailBook:
         return (f"warning: --emails: {len(self.unknown):,} reviewer id(s) are not in the graph and left out: "
                 f"{examples(self.unknown)}")
 
+    def require_listed(self, path: str, rows: int, allow_empty: bool, warn: Warn) -> None:
+        """An --emails file of `rows` rows none of whose ids the graph has changes nothing: refused unless
+        `allow_empty` (user_files.require_effect)."""
+        if rows and not self.listed_known:
+            require_effect("--emails", path, rows, "row", allow_empty, warn)
+
 
 # --- the writers ------------------------------------------------------------------------------------------
 
@@ -169,15 +190,22 @@ def _score(value: float) -> str:
     return f"{value:.6f}"
 
 
+# HotCRP's typical preference range (its help: "-20 to 20 is a typical range for real preferences"), which a
+# site may enforce (settings preference_min/max). -100 says "I have a conflict" (the `prefconflict` autoassigner
+# makes it one), so a low score must never reach it.
+HOTCRP_PREFERENCE_RANGE = 20
+
+
 def hotcrp_preference(score: float) -> int:
-    """A score as a HotCRP review preference: x100, rounded, kept within -100..100."""
-    return max(-100, min(100, round(score * 100)))
+    """A score as a HotCRP review preference: x20, rounded, kept within -20..20."""
+    return max(-HOTCRP_PREFERENCE_RANGE, min(HOTCRP_PREFERENCE_RANGE, round(score * HOTCRP_PREFERENCE_RANGE)))
 
 
 def export(fmt: str, what: str, pairs: Sequence[Pair], emails: Mapping[str, str] | None = None) -> Export:
     """`pairs` as tool `fmt` (TOOL_FORMATS) reads them; `what`: "scores" (recommend: one row per suggestion)
     or "assignment" (assign: one row per assigned pair). Nothing is written with a blank or made-up cell: a
-    pair without an email (HotCRP, CMT) or, for scores, without a score is left out and listed."""
+    pair without an email (HotCRP, CMT) or, for scores, without a score is left out and listed; an assigned
+    pair without a score leaves OpenReview's file for `unscored_rows`. OpenReview's ids are written bare."""
     if fmt not in TOOL_FORMATS or what not in ("scores", "assignment"):
         raise ValueError(f"no {what} export to {fmt!r}")
     emails = emails or {}
@@ -193,13 +221,17 @@ def export(fmt: str, what: str, pairs: Sequence[Pair], emails: Mapping[str, str]
             result.no_email.append(example)
             continue
         if p.score is None:
-            result.no_score.append(example)  # an assigned pair stays, its score cell empty
+            result.no_score.append(example)  # assigned: HotCRP and CMT have no score cell, OpenReview a side file
         keep.append((p, address))
     # The score exports: only scored pairs were kept above.
     scored = [(p, a, p.score) for p, a in keep if p.score is not None]
     if fmt == "openreview":
-        result.text = _csv([output_id(p.paper), output_id(p.reviewer), "" if p.score is None else _score(p.score)]
-                           for p, _ in keep)
+        # OpenReview knows its own ids bare: a qualified `openreview:~Ann_Lee1` names no profile there.
+        result.text = _csv([openreview_id(p.paper), openreview_id(p.reviewer), _score(v)] for p, _, v in scored)
+        result.unscored_rows = _csv([openreview_id(p.paper), openreview_id(p.reviewer)]
+                                    for p, _ in keep if p.score is None)
+        result.not_profiles = list(dict.fromkeys(output_id(p.reviewer) for p, _ in keep
+                                                 if not is_openreview_id(p.node)))
     elif fmt == "hotcrp" and what == "scores":
         result.text = _csv([["paper", "action", "email", "preference"],
                             *([output_id(p.paper), "pref", a, hotcrp_preference(v)] for p, a, v in scored)])
@@ -212,6 +244,13 @@ def export(fmt: str, what: str, pairs: Sequence[Pair], emails: Mapping[str, str]
     else:
         result.text = cmt_assignments(keep)
     return result
+
+
+def unscored_path(out: str) -> str:
+    """Where the assigned pairs without a score go beside an OpenReview file: `assign.csv` ->
+    `assign.no-affinity.csv`."""
+    path = Path(out)
+    return str(path.with_name(f"{path.stem}.no-affinity{path.suffix or '.csv'}"))
 
 
 def cmt_assignments(pairs: Sequence[tuple[Pair, str]]) -> str:
@@ -229,4 +268,4 @@ def cmt_assignments(pairs: Sequence[tuple[Pair, str]]) -> str:
 
 
 __all__ = ["NEEDS_EMAIL", "TOOL_FORMATS", "EmailBook", "Export", "Pair", "cmt_assignments", "export",
-           "hotcrp_preference", "read_email_file"]
+           "hotcrp_preference", "read_email_file", "unscored_path"]

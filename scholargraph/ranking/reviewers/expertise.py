@@ -22,21 +22,26 @@ from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.tables import text_table
-from scholargraph.user_files import bad_line, data_lines, parse_float
+from scholargraph.user_files import Repeats, Warn, bad_line, data_lines, no_warning, parse_float
 
 # (query, pool row of the reviewer) -> affinity
 PairScorer = Callable[[Query, int], float]
 
 
-def read_expertise_qrels(path: str, what: str = "--qrels") -> dict[str, dict[str, float]]:
-    """`paper 0 reviewer expertise` lines (expertise may be fractional, e.g. 4.5) -> {reviewer: {paper: e}}."""
+def read_expertise_qrels(path: str, what: str = "--qrels", warn: Warn = no_warning) -> dict[str, dict[str, float]]:
+    """`paper 0 reviewer expertise` lines (expertise may be fractional, e.g. 4.5) -> {reviewer: {paper: e}}; a
+    rating repeated is kept once (`warn` says so), one repeated with another value is a UsageError."""
     out: dict[str, dict[str, float]] = {}
+    repeats = Repeats(what, path, "rating")
     for n, parts in data_lines(path, what):
         if len(parts) != 4:
             raise bad_line(what, path, n, f"expected `paper 0 reviewer expertise`, got {' '.join(parts)[:60]!r}")
-        out.setdefault(parts[2], {})[parts[0]] = parse_float(parts[3], what, path, n, "the expertise")
+        expertise = parse_float(parts[3], what, path, n, "the expertise")
+        if repeats.first((parts[2], parts[0]), n, expertise):
+            out.setdefault(parts[2], {})[parts[0]] = expertise
     if not out:
         raise bad_line(what, path, None, "holds no ratings (expected `paper 0 reviewer expertise` lines)")
+    repeats.report(warn)
     return out
 
 

@@ -17,7 +17,7 @@ from scholargraph.graph.ids import EXPECTED, IdResolver, output_id
 from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
 from scholargraph.graph.store import EXPERTISE_PROPERTIES, to_camel
 from scholargraph.ranking.reviewers.query import ReviewerPool
-from scholargraph.user_files import read_jsonl
+from scholargraph.user_files import Warn, no_warning, read_jsonl
 
 # The Author properties (snake_case here; camelCase in the graph: expertiseExcluded, expertiseSince,
 # expertiseRecentYears, expertiseWeights). Ingest never writes them, so a re-ingest keeps them.
@@ -404,10 +404,11 @@ def clear_profile(store, reviewer: str, parts: Iterable[str] = PARTS) -> tuple[s
     return author_id, new
 
 
-def read_settings_file(path: str, what: str = "FILE") -> list[tuple[str, ExpertiseSettings]]:
+def read_settings_file(path: str, what: str = "FILE", warn: Warn = no_warning) -> list[tuple[str, ExpertiseSettings]]:
     """A JSONL of settings, one reviewer per line: {"reviewer": ID, "exclude": [paper ids], "since": YEAR,
     "recent_years": N, "weights": {"source:dblp": 0.5, "venue:ID": 2}} (every field but `reviewer` optional).
-    Ids are as the user's data has them; a bad line is a UsageError naming the file and line."""
+    Ids are as the user's data has them; a bad line is a UsageError naming the file and line, a reviewer given
+    twice the same way is kept once (`warn` says so), given two ways a UsageError."""
     def weights_ok(v: object) -> bool:
         if not isinstance(v, dict):
             return False
@@ -434,7 +435,7 @@ def read_settings_file(path: str, what: str = "FILE") -> list[tuple[str, Experti
                     'an object {"source:NAME": weight, "venue:ID": weight} with weights >= 0'),
     }
     out = []
-    for record in read_jsonl(path, what, fields, required=("reviewer",)):
+    for record in read_jsonl(path, what, fields, required=("reviewer",), warn=warn):
         out.append((str(record["reviewer"]), ExpertiseSettings(
             excluded=tuple(str(p) for p in record.get("exclude") or ()), since=record.get("since"),
             recent_years=record.get("recent_years"),
@@ -463,7 +464,7 @@ class ImportReport:
 
 
 def import_settings(store, records: Sequence[tuple[str, ExpertiseSettings]]) -> ImportReport:
-    """Each listed reviewer's settings replaced by the file's (a reviewer listed twice: the last line wins)."""
+    """Each listed reviewer's settings replaced by the file's (read_settings_file keeps each reviewer once)."""
     resolver = IdResolver(lookup=store.lookup_ids)
     authors = resolver.resolve("author", [r for r, _ in records]).require("profile import")
     papers = resolver.resolve("paper", [p for _, s in records for p in s.excluded])

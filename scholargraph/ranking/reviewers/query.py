@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from scholargraph.graph.ids import output_id
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
-from scholargraph.user_files import bad_line, data_lines
+from scholargraph.user_files import Repeats, Warn, bad_line, data_lines, no_warning
 
 # --- the submission ---------------------------------------------------------------------------------
 
@@ -180,14 +180,18 @@ class ReviewerPool:
         return cls(list(author_ids), rows, names, papers)
 
 
-def read_candidates(path: str, what: str = "--candidates") -> dict[str, list[str]]:
+def read_candidates(path: str, what: str = "--candidates", warn: Warn = no_warning) -> dict[str, list[str]]:
     """Candidates per query, ids as the file gives them: TREC qrels or run lines (`qid 0 cand rel ...`, four
     fields or more: the third is the candidate) or `qid cand [anything]` (two or three fields: the second);
-    blank lines and `#` comments skipped."""
+    blank lines and `#` comments skipped. A candidate listed twice for a query is kept once (`warn` says so)."""
     out: dict[str, list[str]] = {}
-    for _, parts in data_lines(path, what):
+    repeats = Repeats(what, path, "candidate")
+    for n, parts in data_lines(path, what):
         if len(parts) >= 2:
-            out.setdefault(parts[0], []).append(parts[2] if len(parts) >= 4 else parts[1])
+            candidate = parts[2] if len(parts) >= 4 else parts[1]
+            if repeats.first((parts[0], candidate), n):
+                out.setdefault(parts[0], []).append(candidate)
     if not out:
         raise bad_line(what, path, None, "holds no candidates (expected `qid 0 candidate grade` or `qid candidate`)")
+    repeats.report(warn)
     return out

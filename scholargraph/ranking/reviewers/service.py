@@ -14,7 +14,7 @@ import numpy as np
 
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.features import current_model_paths, features_up_to_date
-from scholargraph.graph.ids import IdResolver, Resolution
+from scholargraph.graph.ids import IdResolver, Resolution, output_id
 from scholargraph.graph.scoring import publish_paper_scores
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.graph.snapshot_cache import StateCache, cache_root, graph_watermark
@@ -25,7 +25,7 @@ from scholargraph.ranking.metrics import read_qrels
 from scholargraph.ranking.reviewers import profiles
 from scholargraph.ranking.reviewers.batch import recommend_queries
 from scholargraph.ranking.reviewers.coi import AuthorDetails, ConflictChecker
-from scholargraph.ranking.reviewers.declared import DeclaredChecker, DeclaredFile, match_declared
+from scholargraph.ranking.reviewers.declared import DeclaredChecker, DeclaredFile, match_declared, require_applied
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.exchange import EmailBook
 from scholargraph.ranking.reviewers.explain import Suggestion
@@ -39,7 +39,16 @@ from scholargraph.ranking.reviewers.query import (
 )
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.registry import ModelRegistry
-from scholargraph.user_files import bad_line, data_lines, read_jsonl
+from scholargraph.user_files import (
+    Repeats,
+    Warn,
+    bad_line,
+    data_lines,
+    examples,
+    no_warning,
+    read_jsonl,
+    require_effect,
+)
 
 if TYPE_CHECKING:  # imported when evaluating (it is large)
     from scholargraph.ranking.reviewers.expertise import ExpertiseJudgments
@@ -162,12 +171,15 @@ def load_model(models_dir: Path) -> tuple[RecoRank, dict]:
     return RecoRank.load(meta["path"]), meta
 
 
-def read_ids(path: str, what: str = "--pool") -> list[str]:
-    """Ids as a file gives them, one per line (its first field; blank lines and `#` comments skipped).
-    They are user ids: resolve them (graph.ids.IdResolver) before looking them up."""
-    ids = [parts[0] for _, parts in data_lines(path, what)]
+def read_ids(path: str, what: str = "--pool", warn: Warn = no_warning) -> list[str]:
+    """Ids as a file gives them, one per line (its first field; blank lines and `#` comments skipped), each
+    once (a repeat is reported through `warn`). They are user ids: resolve them (graph.ids.IdResolver)
+    before looking them up."""
+    repeats = Repeats(what, path, "id")
+    ids = [parts[0] for n, parts in data_lines(path, what) if repeats.first(parts[0], n)]
     if not ids:
         raise bad_line(what, path, None, "holds no ids (expected one id per line)")
+    repeats.report(warn)
     return ids
 
 
@@ -182,34 +194,39 @@ class ReviewerFiles:
     ratings: dict[str, dict[str, float]] = field(default_factory=dict)  # --qrels of the expertise protocol
     pool: list[str] | None = None  # --pool
     candidates: dict[str, list[str]] | None = None  # --candidates (evaluate: else the qrels' judged reviewers)
+    candidates_file: str | None = None  # where they come from, for the message when none applies
 
     @classmethod
     def for_recommend(cls, queries: str | None = None, pool: str | None = None,
-                      candidates: str | None = None) -> ReviewerFiles:
-        return cls(records=read_jsonl(queries, "--queries") if queries else [],
-                   pool=read_ids(pool, "--pool") if pool else None,
-                   candidates=read_candidates(candidates, "--candidates") if candidates else None)
+                      candidates: str | None = None, warn: Warn = no_warning) -> ReviewerFiles:
+        """`warn`, in each of these: what the files repeat, kept once."""
+        return cls(records=read_jsonl(queries, "--queries", warn=warn) if queries else [],
+                   pool=read_ids(pool, "--pool", warn) if pool else None,
+                   candidates=read_candidates(candidates, "--candidates", warn) if candidates else None,
+                   candidates_file=candidates)
 
     @classmethod
-    def for_training(cls, queries: str, qrels: str) -> ReviewerFiles:
+    def for_training(cls, queries: str, qrels: str, warn: Warn = no_warning) -> ReviewerFiles:
         """Submissions and their graded judgments (`train --queries --qrels`)."""
-        return cls(records=read_jsonl(queries, "--queries"), grades=read_qrels(qrels))
+        return cls(records=read_jsonl(queries, "--queries", warn=warn), grades=read_qrels(qrels, warn=warn))
 
     @classmethod
-    def for_candidates(cls, queries: str, qrels: str, candidates: str | None = None) -> ReviewerFiles:
-        """The candidates protocol's files: the candidates listed, else the reviewers the qrels judge."""
-        judged = cls.for_training(queries, qrels)
-        judged.candidates = read_candidates(candidates, "--candidates") if candidates \
+    def for_candidates(cls, queries: str, qrels: str, candidates: str | None = None,
+                       warn: Warn = no_warning) -> ReviewerFiles:
+        """The candidates protocol's files: the candidates listed, else the reviewers the qrels judge (whose
+        repeats read_qrels has reported already)."""
+        judged = cls.for_training(queries, qrels, warn)
+        judged.candidates = read_candidates(candidates, "--candidates", warn) if candidates \
             else read_candidates(qrels, "--qrels")
         return judged
 
     @classmethod
-    def for_expertise(cls, queries: str, qrels: str) -> ReviewerFiles:
+    def for_expertise(cls, queries: str, qrels: str, warn: Warn = no_warning) -> ReviewerFiles:
         """The expertise protocol's files: `paper 0 reviewer expertise` ratings and the rated papers."""
         from scholargraph.ranking.reviewers.expertise import read_expertise_qrels
 
-        ratings = read_expertise_qrels(qrels)
-        return cls(records=read_jsonl(queries, "--queries"), ratings=ratings)
+        ratings = read_expertise_qrels(qrels, warn=warn)
+        return cls(records=read_jsonl(queries, "--queries", warn=warn), ratings=ratings)
 
 
 @dataclass
@@ -257,7 +274,7 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
               picture: str | None = None, warn: Callable[[str], None] = _ignore,
               mapper: PartitionMapper = IN_PROCESS, files: ReviewerFiles | None = None,
               evidence_until: int | str | None = None, declared: Sequence[DeclaredFile] = (),
-              emails: EmailBook | None = None, institution_years: int | None = 3):
+              emails: EmailBook | None = None, institution_years: int | None = 3, allow_empty: bool = False):
     """Suggestions per query; with `write`, a scoring run that stores them for the in-graph papers and
     keeps the current suggestions of every other paper (`replace_all`: only this run's papers remain).
 
@@ -279,7 +296,8 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
 
     `declared`: conflict files as read (declared.read_declared): their pairs are never suggested, besides the
     graph's conflicts (`coi`); a reviewer given by email is found through `emails`; pairs naming nothing known
-    are reported through `warn`."""
+    are reported through `warn`. A conflicts or candidates file none of whose entries applies to these
+    submissions is a UsageError unless `allow_empty` (user_files.require_effect)."""
     # The user's files are read first: a bad one is refused before a model is loaded or the graph pulled.
     files = files or ReviewerFiles.for_recommend(queries_file, pool_file, candidates_file)
     records, pool_given, candidates_given = files.records, files.pool, files.candidates
@@ -317,11 +335,13 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
         forms["author"].update(cand_ids.given_forms())
     rule: ConflictChecker | bool = coi
     if declared:
-        rule = _declared_rule(index, queries, forms, resolver, declared, emails, coi, warn)
+        rule = _declared_rule(index, queries, forms, resolver, declared, emails, coi, warn, allow_empty)
+    # A query is listed under its id, or under the form its paper id was given in (a bare id).
+    lists = [candidates.get(q.id, candidates.get(forms["paper"].get(q.id, q.id))) for q in queries]
+    if candidates_given is not None:
+        _check_candidate_lists(candidates_given, queries, forms["paper"], files.candidates_file, allow_empty, warn)
     suggested: list[list[Suggestion] | None] = []
-    for q in queries:
-        # A query is listed under its id, or under the form its paper id was given in (a bare id).
-        listed = candidates.get(q.id, candidates.get(forms["paper"].get(q.id, q.id)))
+    for q, listed in zip(queries, lists):
         if listed is None:
             suggested.append(None)  # scored against the base pool, through `mapper`, below
         elif not listed:
@@ -359,9 +379,22 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
     return results, note
 
 
+def _check_candidate_lists(listed: Mapping[str, list[str]], queries: Sequence[Query], paper_forms: Mapping[str, str],
+                           path: str | None, allow_empty: bool, warn: Callable[[str], None]) -> None:
+    """Candidate lists under no submission of the run are not used: said (count and examples), and a file none
+    of whose lists is used changes nothing (user_files.require_effect)."""
+    ids = {q.id for q in queries} | {paper_forms.get(q.id, q.id) for q in queries}
+    unused = [qid for qid in listed if qid not in ids]
+    if len(unused) == len(listed):
+        require_effect("--candidates", path or "", len(listed), "submission id", allow_empty, warn)
+    elif unused:
+        warn(f"warning: --candidates: {len(unused):,} of {len(listed):,} submission ids name no submission of "
+             f"this run: their candidates are not used, {examples([output_id(u) for u in unused])}")
+
+
 def _declared_rule(index: EvidenceIndex, queries: Sequence[Query], forms: dict[str, dict[str, str]],
                    resolver: IdResolver, declared: Sequence[DeclaredFile], emails: EmailBook | None, coi: bool,
-                   warn: Callable[[str], None]) -> DeclaredChecker:
+                   warn: Callable[[str], None], allow_empty: bool = False) -> DeclaredChecker:
     """The graph's conflicts (when `coi`) plus the declared pairs matched to these submissions; what the
     files name that is not known, and their forced pairs (an assignment's business), are reported."""
     matched = match_declared(declared, queries, forms["paper"],
@@ -374,6 +407,7 @@ def _declared_rule(index: EvidenceIndex, queries: Sequence[Query], forms: dict[s
              f"--force` assigns")
     reasons = ", ".join(f"{why} {n:,}" for why, n in sorted(matched.reasons().items())) or "none"
     warn(f"declared conflicts: {matched.count():,} (submission, reviewer) pair(s) are never suggested: {reasons}")
+    require_applied(declared, matched.count(), allow_empty, warn)
     return DeclaredChecker(index.snapshot, enabled=coi, declared=matched.by_query,
                            details=index.author_details, institution_years=index.institution_years)
 

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from scholargraph.cli import main
 from scholargraph.errors import UsageError
+from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ingest.hotcrp import read_papers
+from scholargraph.ranking.reviewers.coi import AUTHOR, ConflictChecker
 from scholargraph.ranking.reviewers.declared import HOTCRP, read_declared
+from scholargraph.ranking.reviewers.query import Query, submission_authors
 from scholargraph.user_files import read_jsonl
 
 PAPERS = [
@@ -42,9 +46,11 @@ def test_papers_become_submissions_and_declared_conflicts(tmp_path):
     assert first["title"] == "Graph reviewers" and first["year"] == 2026
     assert first["authors"] == [{"name": "Ann Lee", "email": "ann@cs.example.edu", "affiliation": "Example University"},
                                 {"name": "Bo Chen"}]
-    assert [(r["record"], r["reason"]) for r in found.rejected] == [(4, "missing id: no pid"), (5, "not a JSON object")]
-    assert found.conflicts == [("1", "pc1@example.edu", "collaborator"), ("1", "pc2@other.org", "")]
-    assert found.bad_conflicts == 1 and not any("@" in line for line in found.lines())
+    assert [(r["record"], r["reason"]) for r in found.rejected] == [(4, "missing id: no pid (or id)"),
+                                                                    (5, "not a JSON object")]
+    # true (a conflict whose type the exporter could not see) is written as HotCRP's upload spells it: yes.
+    assert found.conflicts == [("1", "pc1@example.edu", "collaborator"), ("1", "pc2@other.org", "yes")]
+    assert found.not_emails == 1 and not any("@" in line for line in found.lines())
 
 
 def test_the_cli_writes_queries_and_conflicts_that_recommend_reads(tmp_path):
@@ -81,3 +87,102 @@ def test_a_bad_file_is_refused_with_one_line(tmp_path, text, where):
         main, ["ingest", "hotcrp-papers", path])
     assert result.exit_code == 2 and where in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+# --- the author forms and the paper keys HotCRP writes and reads -----------------------------------------
+# kohler/hotcrp at commit 0f25da6c453c5cd9b869ae4f6bafdd0aee4b885e. Export: src/options/o_authors.php lines
+# 19-25 writes each author with Author::unparse_nea_json, src/author.php lines 390-404: email, given_name,
+# family_name, affiliation, each only when not empty (first/last before commit 971894114, 2026-02-05).
+# Import: src/author.php assign_keyed, lines 249-275, also reads firstName|first|givenName|given,
+# lastName|last|familyName|family and name|fullName.
+AUTHOR_FORMS = {
+    "given_name (2026-)": {"given_name": "Ann", "family_name": "Lee"},
+    "first/last (-2026)": {"first": "Ann", "last": "Lee"},
+    "name": {"name": "Ann Lee"},
+    "firstName/lastName": {"firstName": "Ann", "lastName": "Lee"},
+    "givenName/familyName": {"givenName": "Ann", "familyName": "Lee"},
+    "fullName": {"fullName": "Ann Lee"},
+}
+
+
+def one_paper(tmp_path, **fields) -> str:
+    return write(tmp_path, [{"pid": 7, "title": "Graph reviewers", **fields}])
+
+
+@pytest.mark.parametrize("form", AUTHOR_FORMS.values(), ids=AUTHOR_FORMS.keys())
+def test_every_author_form_is_named(tmp_path, form):
+    author = {"email": "Ann@Uni.edu", **form, "affiliation": "Uni"}
+    [record] = read_papers(one_paper(tmp_path, authors=[author])).records
+    assert record["authors"] == [{"name": "Ann Lee", "email": "ann@uni.edu", "affiliation": "Uni"}]
+
+
+def test_a_given_name_author_is_in_conflict_with_her_own_paper(tmp_path):
+    # The defect: HotCRP's 2026 export read as {"name": ""}, so the author was no conflict of her paper and
+    # `reviewers recommend` suggested her. The same paper in each form gives the author conflict.
+    snapshot = GraphSnapshot.build([{"id": "p1", "year": 2024, "title": "Earlier work"}], [("s2author:7", "p1", 1)],
+                                   authors=[("s2author:7", "Ann Lee")])
+    for form in AUTHOR_FORMS.values():
+        [record] = read_papers(one_paper(tmp_path, authors=[{"email": "ann@gmail.com", **form}])).records
+        query = Query(id=record["id"], text_vector=None, topic_vector=None, references=np.zeros(0, np.int64),
+                      **submission_authors(record))
+        assert ConflictChecker(snapshot).explain(query) == {"s2author:7": AUTHOR}, form
+
+
+@pytest.mark.parametrize("author, why", [
+    ({"email": "ann@uni.edu", "affiliation": "Uni"}, "author 2 has no name"),
+    ({"given_name": " ", "family_name": ""}, "author 2 has no name"),
+    ({"first": 7, "last": None}, "author 2 has no name"),
+])
+def test_an_author_without_a_readable_name_quarantines_the_paper(tmp_path, author, why):
+    path = one_paper(tmp_path, authors=[{"given_name": "Bo", "family_name": "Chen"}, author])
+    found = read_papers(path)
+    assert found.records == []
+    [entry] = found.rejected
+    assert (entry["file"], entry["line"], entry["record"]) == (path, 1, 1)
+    assert entry["reason"].startswith(f"authors: {why}") and "given_name/family_name" in entry["reason"]
+
+
+def test_the_quarantine_names_the_line_each_paper_starts_on(tmp_path):
+    papers = [{"pid": 1, "title": "Fine", "authors": [{"name": "Ann Lee"}]}, {"pid": 2, "authors": [{}]}]
+    path = write(tmp_path, json.dumps(papers, indent=2))
+    [entry] = read_papers(path).rejected
+    assert entry["record"] == 2 and entry["line"] == 1 + json.dumps(papers, indent=2).split("\n").index("  {", 2)
+
+
+# src/paperstatus.php lines 1201-1202: a paper's id is `pid`, else `id`. src/options/o_pcconflicts.php
+# lines 151-170: pc_conflicts is an object {email: type} or a list of emails (each a conflict, `true`).
+def test_a_paper_keyed_id_and_list_form_conflicts_are_read(tmp_path):
+    found = read_papers(write(tmp_path, [{"id": 5, "title": "Keyed id", "authors": [{"name": "Ann Lee"}],
+                                          "pc_conflicts": ["PC1@x.org", "pc2@y.org", "not an email"]}]))
+    assert [r["id"] for r in found.records] == ["5"] and found.rejected == []
+    assert found.conflicts == [("5", "pc1@x.org", "yes"), ("5", "pc2@y.org", "yes")]
+    assert found.not_emails == 1 and found.bad_pc_conflicts == 0
+
+
+def test_a_repeated_pid_is_kept_once_and_reported(tmp_path):
+    papers = [{"pid": 6, "title": "First", "pc_conflicts": {"pc@x.org": "advisor"}},
+              {"pid": 6, "title": "Again", "pc_conflicts": {"pc@x.org": "advisor"}},
+              {"pid": 8, "title": "Other"}, {"pid": "6", "title": "Once more"}]
+    found = read_papers(write(tmp_path, papers))
+    assert [(r["id"], r["title"]) for r in found.records] == [("6", "First"), ("8", "Other")]
+    assert found.conflicts == [("6", "pc@x.org", "advisor")]
+    assert any(line.startswith("2 papers repeat a pid already read (the first kept, the others left out)")
+               and "pid 6 (records 2, 4)" in line for line in found.lines())
+
+
+def test_the_summary_says_which_conflicts_are_not_written_and_why(tmp_path):
+    # An author (or contact) is written only for the PC conflict that comes with it, which HotCRP's upload takes.
+    papers = [{"pid": 1, "title": "T", "authors": [{"name": "Ann Lee", "email": "ann@x.org"}],
+               "pc_conflicts": {"ann@x.org": "author", "eve@x.org": "contact", "bo@x.org": "pinned collaborator author",
+                                "cy@x.org": "institutional", "di@x.org": "shared office"}},
+              {"pid": 2, "title": "U", "pc_conflicts": "ann@x.org"}]
+    result = CliRunner(env={"SCHOLARGRAPH_HOME": str(tmp_path / "home")}).invoke(
+        main, ["ingest", "hotcrp-papers", write(tmp_path, papers), "--conflicts-out", str(tmp_path / "c.csv")])
+    assert result.exit_code == 0, result.output
+    assert "2 author conflicts not written (HotCRP's upload refuses author and contact types" in result.output
+    assert "1 conflict type HotCRP does not know (shared office), written as yes" in result.output
+    assert "1 paper's pc_conflicts neither an object nor a list of emails (left out)" in result.output
+    assert "pc_conflicts: 3 declared conflicts written to" in result.output and "@" not in result.output
+    rows = (tmp_path / "c.csv").read_text(encoding="utf-8").splitlines()
+    assert rows == ["paper,action,email,conflicttype", "1,conflict,bo@x.org,pinned collaborator",
+                    "1,conflict,cy@x.org,institutional", "1,conflict,di@x.org,yes"]

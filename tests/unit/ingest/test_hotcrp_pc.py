@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+
 import pytest
 
 from scholargraph.errors import UsageError
@@ -59,3 +61,67 @@ def test_bad_lists_are_refused_with_the_line(tmp_path, text, where):
     pc.write_text(text)
     with pytest.raises(UsageError, match=where):
         read_pc_list(str(pc), "hotcrp-pc")
+
+
+# HotCRP's PC downloads, as kohler/hotcrp writes them at commit 0f25da6c453c5cd9b869ae4f6bafdd0aee4b885e:
+# src/pages/p_users.php handle_pcinfo, lines 163-191 (given_name,family_name,email,affiliation, then orcid,
+# country, phone, disabled, preferred_email when some member has one, roles, tags when some member has them,
+# collaborators, follow, and "topic: NAME" per topic), and handle_nameemail, lines 85-91 (given_name,
+# family_name,email,affiliation[,country][,orcid]). Before 2024-09-29 (commit 6e4d7d819) both began first,last.
+def pcinfo_header(orcid=False, country=False, phone=False, disabled=False, preferred=False, tags=False,
+                  topics=()) -> list[str]:
+    header = ["given_name", "family_name", "email", "affiliation"]
+    header += [name for name, present in (("orcid", orcid), ("country", country), ("phone", phone),
+                                          ("disabled", disabled), ("preferred_email", preferred)) if present]
+    header.append("roles")
+    if tags:
+        header.append("tags")
+    header += ["collaborators", "follow"]
+    return header + [f"topic: {t}" for t in topics]
+
+
+def nameemail_header(country=False, orcid=False) -> list[str]:
+    return ["given_name", "family_name", "email", "affiliation"] + ["country"] * country + ["orcid"] * orcid
+
+
+@pytest.mark.parametrize("header", [
+    pcinfo_header(),
+    pcinfo_header(orcid=True, country=True, phone=True, disabled=True, preferred=True, tags=True,
+                  topics=("Graphs", "Machine learning")),
+    nameemail_header(),
+    nameemail_header(country=True, orcid=True),
+    ["first", "last", "email", "roles", "tags", "affiliation", "collaborators", "follow"],  # before 2024-09
+    ["first", "last", "email", "affiliation"],
+], ids=["pcinfo", "pcinfo-every-column", "names-and-emails", "names-and-emails-every-column", "old-pcinfo",
+        "old-names-and-emails"])
+def test_every_pc_download_hotcrp_writes_is_read(tmp_path, header):
+    values = {"given_name": "Ann", "first": "Ann", "family_name": "Lee", "last": "Lee", "email": "Ann@X.org",
+              "affiliation": "Uni X", "collaborators": "Bo Chen (Uni Y)\nCy Doe (Uni Z)", "roles": "pc"}
+    pc = tmp_path / "pc.csv"
+    with open(pc, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerow([values.get(column, "") for column in header])
+    [member] = read_pc_list(str(pc))
+    assert (member.line, member.name, member.email, member.affiliation) == (2, "Ann Lee", "ann@x.org", "Uni X")
+
+
+def test_a_saved_spreadsheet_is_read_header_case_bom_and_crlf(tmp_path):
+    # What Excel writes back: a UTF-8 BOM, CRLF line ends, the header as someone retyped it.
+    pc = tmp_path / "pc.csv"
+    pc.write_bytes("\ufeffGiven_Name,Family_Name,EMAIL,Affiliation,Extra\r\nAnn,Lee,ann@x.org,Uni X,1\r\n"
+                   .encode("utf-8"))
+    [member] = read_pc_list(str(pc))
+    assert (member.name, member.email, member.affiliation) == ("Ann Lee", "ann@x.org", "Uni X")
+
+
+def test_each_member_keeps_the_line_it_starts_on(tmp_path):
+    # A PC info download quotes multi-line collaborators; the lines named (errors, repeats) are an editor's.
+    pc = tmp_path / "pc.csv"
+    pc.write_text('given_name,family_name,email,collaborators\nAnn,Lee,ann@x.org,"Bo Chen (Y)\nCy Doe (Z)"\n'
+                  'Bo,Chen,bo@y.org,\n,,cy@z.org,\n')
+    with pytest.raises(UsageError, match=r"pc.csv:5: no name"):
+        read_pc_list(str(pc))
+    pc.write_text('given_name,family_name,email,collaborators\nAnn,Lee,ann@x.org,"Bo Chen (Y)\nCy Doe (Z)"\n'
+                  'Bo,Chen,bo@y.org,\n')
+    assert [m.line for m in read_pc_list(str(pc))] == [2, 4]

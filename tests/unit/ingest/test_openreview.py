@@ -146,3 +146,159 @@ def test_a_submission_author_listed_by_email_keeps_it_for_conflicts():
                                                        "authorids": ["~Cy_Doe1", "Di@Uni.edu"]}})
     assert record["authors"] == ["Cy Doe", {"name": "Di Ng", "email": "di@uni.edu"}]
     assert record["author_ids"] == ["openreview:~Cy_Doe1"]
+
+
+# --- openreview-expertise's own layout -----------------------------------------------------------------------
+# Each test below follows the file of openreview/openreview-expertise it names, at commit
+# 4110008253381cc1b7cab203bfa6f1cd4cd5b7a1 (expertise does not install from a registry: its reading and
+# writing are followed line by line, in our own code).
+
+EXPERTISE = "openreview/openreview-expertise@4110008253381cc1b7cab203bfa6f1cd4cd5b7a1"
+
+
+def expertise_archives(archives: Path) -> dict[str, list[dict]]:
+    """The archives as expertise reads them: expertise/dataset/core.py ArchivesDataset, lines 40-49. Every file
+    of the folder is one reviewer, whose profile id is the file name up to its last '.', one JSON note a line."""
+    found: dict[str, list[dict]] = {}
+    for path in archives.iterdir():
+        profile_id = path.name[: path.name.rindex(".")]
+        found[profile_id] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return found
+
+
+def expertise_publication(note_id: str, title, abstract, **dates) -> dict:
+    """A publication as expertise/create_dataset.py get_publications writes it (lines 259-275): the API's
+    fields reduced to id, dates and title/abstract/venueid, API 2's {"value"} wrappers taken off (lines 239-249);
+    a missing title is '' (API 1, `content.get('title', '')`) or None (API 2, `.get('value')`)."""
+    return {"id": note_id, **dates, "content": {"title": title, "abstract": abstract, "venueid": "dblp.org/X"}}
+
+
+def test_export_names_archives_and_ids_as_openreview_has_them(tmp_path):
+    """Profile ids bare in every file: expertise takes an archive's file name as the profile id it scores
+    (core.py lines 42-45; create_dataset.py line 750 writes `<profile id>.jsonl`)."""
+    source = tmp_path / "source" / "archives"
+    source.mkdir(parents=True)
+    (source / "~Abe_Roberts1.jsonl").write_text(json.dumps(
+        {"id": "pub1", "content": {"title": {"value": "Graph matching"}, "abstract": {"value": "We match."},
+                                   "authors": {"value": ["Abe Roberts", "Bo Chen"]},
+                                   "authorids": {"value": ["~Abe_Roberts1", "~Bo_Chen2"]},
+                                   "year": {"value": 2021}}}) + "\n", encoding="utf-8")
+    before = InMemoryStore()
+    load(before, "openreview", source.parent, tmp_path)
+    submission = {"id": "openreview:sub1", "title": "S", "abstract": "A", "authors": ["Cy Doe"],
+                  "author_ids": ["openreview:~Cy_Doe1"]}
+    counts = export_dataset(before, ["openreview:~Abe_Roberts1"], [submission], tmp_path / "out")
+    assert counts.reviewers == 1 and counts.publications == 1
+
+    archives = expertise_archives(tmp_path / "out" / "archives")
+    assert list(archives) == ["~Abe_Roberts1"]
+    [note] = archives["~Abe_Roberts1"]
+    assert note["id"] == "pub1" and note["content"]["authorids"] == ["~Abe_Roberts1", "~Bo_Chen2"]
+    # SubmissionsDataset reads submissions.json with json.load (core.py lines 82-84): {note id: note}.
+    submissions = json.loads((tmp_path / "out" / "submissions.json").read_text(encoding="utf-8"))
+    assert submissions == {"sub1": {"id": "sub1", "content": {"title": "S", "abstract": "A", "authors": ["Cy Doe"],
+                                                              "authorids": ["~Cy_Doe1"]}}}
+    after = InMemoryStore()  # and ingesting the export gives the same graph back
+    load(after, "openreview", tmp_path / "out", tmp_path)
+    assert graph_of(after) == graph_of(before)
+
+
+@pytest.mark.parametrize("no_title", ["", None], ids=["api1", "api2"])
+def test_a_publication_with_an_abstract_and_no_title_is_a_paper(tmp_path, no_title):
+    """expertise scores by abstract unless told otherwise (execute_expertise.py lines 30-31: use_title False,
+    use_abstract True; bm25.py lines 33-42 reads the abstract first), and create_dataset.py keeps publications
+    without a title (lines 228-230 drop them only with `with_title`)."""
+    archives = tmp_path / "ds" / "archives"
+    archives.mkdir(parents=True)
+    (archives / "~Ann_Lee1.jsonl").write_text("".join(json.dumps(note) + "\n" for note in [
+        expertise_publication("p1", no_title, "An abstract only.", cdate=1577836800000),
+        expertise_publication("p2", "Titled", "Both.", cdate=1577836800000),
+        expertise_publication("p3", no_title, "", cdate=1577836800000),  # no text at all: nothing to score
+    ]), encoding="utf-8")
+    store = InMemoryStore()
+    summary = load(store, "openreview", tmp_path / "ds", tmp_path)
+    assert graph_of(store)["papers"] == {"openreview:p1": (None, "An abstract only.", 2020),
+                                         "openreview:p2": ("Titled", "Both.", 2020)}
+    assert summary.quarantined == 1
+    assert dict(summary.quarantine_reasons) == {"missing title": 1}
+    # The untitled paper is the reviewer's expertise in an export too.
+    counts = export_dataset(store, ["openreview:~Ann_Lee1"], [], tmp_path / "out")
+    assert counts.publications == 2
+
+
+def test_match_submissions_are_submissions_to_match_not_an_archive(tmp_path):
+    """create_dataset.py lines 755-763: with a `match_paper_*` setting it writes archives/match_submissions.jsonl,
+    one submission a line ({id, mdate, content: {title, abstract}}, lines 618-625), for paper-paper matching."""
+    archives = tmp_path / "ds" / "archives"
+    archives.mkdir(parents=True)
+    (archives / "~Ann_Lee1.jsonl").write_text(json.dumps(
+        expertise_publication("p1", "Mine", "Ann's paper.", pdate=1577836800000)) + "\n", encoding="utf-8")
+    (archives / "match_submissions.jsonl").write_text("".join(json.dumps(note) + "\n" for note in [
+        {"id": "s1", "mdate": 1700000000000, "content": {"title": "First", "abstract": "One."}},
+        {"id": "s2", "mdate": 1700000000000, "content": {"title": None, "abstract": "Two."}},
+    ]), encoding="utf-8")
+    store = InMemoryStore()
+    load(store, "openreview", tmp_path / "ds", tmp_path)
+    graph = graph_of(store)
+    assert list(graph["papers"]) == ["openreview:p1"]  # no paper of an author "match_submissions"
+    assert [a for a, _, _ in graph["authored"]] == ["openreview:~Ann_Lee1"]
+
+    from scholargraph.ingest.openreview import archive_lines
+
+    lines, rejected = archive_lines([str(tmp_path / "ds")], tmp_path / "home" / "submissions.jsonl")
+    written = tmp_path / "home" / "match_submissions.jsonl"
+    assert [json.loads(line)["id"] for line in written.read_text(encoding="utf-8").splitlines()] == ["s1", "s2"]
+    assert rejected == []
+    [line] = lines
+    assert line.startswith("match_submissions: 2 submissions to match") and str(written) in line
+
+
+def test_dates_in_seconds_are_read_as_seconds_and_said(tmp_path):
+    """OpenReview's dates are milliseconds (create_dataset.py lines 231-236 copy pdate into cdate, tcdate when
+    there is neither, and sort by them); a file that gives seconds has its papers dated 1970 unless told apart."""
+    archives = tmp_path / "ds" / "archives"
+    archives.mkdir(parents=True)
+    (archives / "~Ann_Lee1.jsonl").write_text("".join(json.dumps(note) + "\n" for note in [
+        expertise_publication("p1", "Seconds", "A.", cdate=1577836800),  # 2020-01-01 in seconds
+        expertise_publication("p2", "Milliseconds", "B.", cdate=1546300800000),  # 2019-01-01
+    ]), encoding="utf-8")
+    store = InMemoryStore()
+    load(store, "openreview", tmp_path / "ds", tmp_path)
+    assert {p: year for p, (_, _, year) in graph_of(store)["papers"].items()} == {"openreview:p1": 2020,
+                                                                                  "openreview:p2": 2019}
+    from scholargraph.ingest.openreview import archive_lines
+
+    lines, _ = archive_lines([str(tmp_path / "ds")], tmp_path / "home" / "submissions.jsonl")
+    assert lines == [f"dates: 1 publication(s) give their date in seconds, not OpenReview's milliseconds, and "
+                     f"were read as seconds: e.g. {archives / '~Ann_Lee1.jsonl'}:1"]
+
+
+API1_NOTE = {"id": "n1", "cdate": 1546300800000,
+             "content": {"title": "Graph matching", "abstract": "We match.", "authors": ["Ann Lee", "Bo Chen"],
+                         "authorids": ["~Ann_Lee1", "bo@example.org"], "venue": "ICLR 2020", "year": 2020}}
+API2_NOTE = {"id": "n1", "cdate": 1546300800000,
+             "content": {name: {"value": value} for name, value in API1_NOTE["content"].items()}}
+
+
+@pytest.mark.parametrize("note", [API1_NOTE, API2_NOTE], ids=["api1", "api2"])
+def test_api1_and_api2_notes_read_alike(note):
+    """API 2 wraps every content field as {"value": ...}; create_dataset.py unwraps title and abstract the same
+    way (lines 239-245, 607-614)."""
+    from scholargraph.ingest.openreview import submission_record
+
+    bundle = normalize("openreview", RawRecord("archives/~Ann_Lee1.jsonl", 1, {**note, "_archiveOwner": "~Ann_Lee1"}))
+    assert (bundle.paper.title, bundle.paper.abstract, bundle.paper.year) == ("Graph matching", "We match.", 2020)
+    assert [a.id for a in bundle.authors] == ["openreview:~Ann_Lee1", "name:bo_chen"]
+    assert bundle.venue is not None and bundle.venue.name == "ICLR 2020"
+    assert submission_record(note) == {"id": "n1", "title": "Graph matching", "abstract": "We match.", "year": 2020,
+                                       "authors": ["Ann Lee", {"name": "Bo Chen", "email": "bo@example.org"}],
+                                       "author_ids": ["openreview:~Ann_Lee1"]}
+
+
+def test_an_api2_online_date_comes_before_the_creation_date():
+    """API 2 notes carry odate (the date the paper went online); create_dataset.py _get_paper_date (lines 88-112)
+    takes pdate, then odate, then cdate. A paper imported years after it appeared has a late cdate."""
+    bundle = normalize("openreview", RawRecord("archives/~Ann_Lee1.jsonl", 1, {
+        "id": "n1", "odate": 1262304000000, "cdate": 1640995200000,  # online 2010, created in OpenReview 2022
+        "content": {"title": {"value": "Old paper"}}, "_archiveOwner": "~Ann_Lee1"}))
+    assert bundle.paper.year == 2010

@@ -64,6 +64,9 @@ class AssignmentProblem:
     forced: np.ndarray = None  # type: ignore[assignment]
     attributes: dict[str, np.ndarray] = field(default_factory=dict)
     requirements: list[Requirement] = field(default_factory=list)
+    # False for an arc whose affinity could not be computed (a forced pair without evidence): the solvers see
+    # 0 for it and the report counts it apart, never in a total or a mean. None means every arc is scored.
+    scored: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         self.papers = list(self.papers)
@@ -79,6 +82,10 @@ class AssignmentProblem:
                          else _vector(self.min_load, n_reviewers, np.int64, "min_load"))
         self.forced = (np.zeros(n_edges, dtype=bool) if self.forced is None
                        else _vector(self.forced, n_edges, bool, "forced"))
+        self.scored = (np.ones(n_edges, dtype=bool) if self.scored is None
+                       else _vector(self.scored, n_edges, bool, "scored"))
+        if len(self.affinity) == n_edges:  # else _validate says what is wrong
+            self.affinity = np.where(self.scored, self.affinity, 0.0)
         self.attributes = {name: _vector(flags, n_reviewers, bool, f"attribute {name!r}")
                            for name, flags in self.attributes.items()}
         self.requirements = list(self.requirements)

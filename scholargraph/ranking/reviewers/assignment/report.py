@@ -16,8 +16,9 @@ def summarize(assignment: Assignment) -> dict:
     a = assignment
     p = a.problem
     wanted = np.flatnonzero(p.demand > 0)
-    totals = a.paper_totals()[wanted]
-    pair_affinity = p.affinity[a.chosen]
+    totals = a.paper_totals()[wanted]  # an unscored arc adds nothing (its affinity is 0 to the solvers)
+    pair_affinity = p.affinity[a.chosen & p.scored]
+    unscored = np.flatnonzero(a.chosen & ~p.scored)
     loads = a.loads()
     values, counts = np.unique(loads, return_counts=True)
     worst = int(wanted[np.argmin(totals)]) if len(wanted) else None
@@ -40,6 +41,9 @@ def summarize(assignment: Assignment) -> dict:
                    "missing": c.missing[:LISTED]}
             for name, c in a.requirement_coverage().items()},
         "notes": list(a.notes),
+        "unscored_pairs": len(unscored),
+        "unscored_examples": [f"{p.papers[p.edge_paper[e]]} {p.reviewers[p.edge_reviewer[e]]}"
+                              for e in unscored[:LISTED]],
     }
     if a.marginals is not None:
         summary["expected_total_affinity"] = float(a.marginals @ p.affinity)
@@ -57,7 +61,8 @@ def format_summary(summary: dict) -> list[str]:
         f"total affinity {s['total_affinity']:,.4f}; per paper mean {s['mean_paper_total']:.4f}, "
         f"worst {s['worst_paper_total']:.4f}" + (f" ({s['worst_paper']})" if s["worst_paper"] is not None else ""),
         "per-paper totals: " + "  ".join(f"{name} {value:.4f}" for name, value in q.items()),
-        f"mean affinity per assigned pair {s['mean_pair_affinity']:.4f}",
+        f"mean affinity per assigned pair {s['mean_pair_affinity']:.4f}"
+        + (" (scored pairs)" if s.get("unscored_pairs") else ""),
         f"slots filled {s['slots_filled']:,} / {s['slots_wanted']:,}",
         "reviewer loads: " + ", ".join(f"{load}: {n:,}" for load, n in s["load_histogram"].items()),
     ]
@@ -70,6 +75,10 @@ def format_summary(summary: dict) -> list[str]:
             more = ", ..." if r["papers_missing"] > len(r["missing"]) else ""
             line += f" ({r['papers_missing']:,} missing: {', '.join(r['missing'])}{more})"
         lines.append(line)
+    if s.get("unscored_pairs"):
+        more = ", ..." if s["unscored_pairs"] > len(s["unscored_examples"]) else ""
+        lines.append(f"{s['unscored_pairs']:,} assigned pair(s) have no affinity (no eligible evidence) and count in "
+                     f"no total or mean: {', '.join(s['unscored_examples'])}{more}")
     lines += [f"note: {note}" for note in s["notes"]]
     return lines
 

@@ -130,3 +130,26 @@ def test_a_submission_year_cuts_the_evidence_only_when_asked(world, model, tmp_p
     assert any(n.startswith("1 (submission, reviewer) pair(s) have no eligible evidence") and "x0 J" in n
                for n in cut.table.notes)
     assert [r["reviewer"] for r in cut.rows()] == ["E"] and cut.rows()[0]["affinity"] is not None
+
+
+def test_a_forced_pair_without_evidence_counts_in_no_total(world, model, tmp_path):
+    """J has no evidence up to x0's year (2012): the forced pair (x0, J) has no affinity. The summary printed
+    `total affinity -1.0000` (the placeholder score added in); it counts the pair apart now, with an example."""
+    from scholargraph.ranking.reviewers.assignment import format_summary, summarize
+
+    pool = tmp_path / "pool.txt"
+    pool.write_text("E\nJ\n", encoding="utf-8")
+    force = tmp_path / "force.txt"
+    force.write_text("x0 J\n", encoding="utf-8")
+    request = AssignmentRequest(paper_ids=["x0"], pool_file=str(pool), force_file=str(force), per_paper=2,
+                                max_load=1, evidence_until="submission")
+    outcome = plan_assignment(None, tmp_path, request, index=world, model_and_meta=(model, {"version": "t"}))
+    [e, j] = outcome.rows()
+    assert (e["reviewer"], j["reviewer"], j["affinity"]) == ("E", "J", None)
+    for assignment in (outcome.assignment, outcome.baseline):
+        summary = summarize(assignment)
+        assert summary["total_affinity"] == pytest.approx(e["affinity"])
+        assert summary["mean_pair_affinity"] == pytest.approx(e["affinity"])
+        assert summary["unscored_pairs"] == 1
+        lines = format_summary(summary)
+        assert "1 assigned pair(s) have no affinity (no eligible evidence) and count in no total or mean: x0 J" in lines

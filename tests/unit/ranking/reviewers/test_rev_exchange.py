@@ -19,7 +19,14 @@ from scholargraph.ranking.reviewers.declared import (
     PAIRS,
     read_declared,
 )
-from scholargraph.ranking.reviewers.exchange import EmailBook, Pair, export, hotcrp_preference, read_email_file
+from scholargraph.ranking.reviewers.exchange import (
+    EmailBook,
+    Pair,
+    export,
+    hotcrp_preference,
+    read_email_file,
+    unscored_path,
+)
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 
 from .test_rev_service import world as service_world
@@ -44,19 +51,37 @@ def test_openreview_scores_are_the_matchers_headerless_paper_profile_score_rows(
     assert any("1 pair(s) have no score" in line and "p1 2" in line for line in done.warnings("openreview"))
 
 
-def test_openreview_assignment_keeps_an_assigned_pair_without_affinity_with_an_empty_score():
+def test_openreview_assignment_leaves_a_pair_without_affinity_to_a_side_file():
+    # OpenReview reads a number in every row (float(row[2])): an empty cell is no score it accepts.
     done = export("openreview", "assignment", PAIRS_OUT)
-    assert _rows(done.text)[1] == ["p1", "2", ""] and done.no_score == ["p1 2"]
+    assert _rows(done.text) == [["p1", "s2author:1", "0.812500"], ["p2", "3", "-0.500000"]]
+    assert _rows(done.unscored_rows) == [["p1", "2"]] and done.no_score == ["p1 2"]
+    assert any(line.startswith("openreview: 1 assigned pair(s) have no affinity (no eligible evidence) and are left "
+                               "out of the file") and "p1 2" in line for line in done.warnings("openreview"))
+    assert unscored_path("out/assign.csv") == "out/assign.no-affinity.csv"
+
+
+def test_openreview_ids_are_bare_as_openreview_has_them():
+    pairs = [Pair("openreview:sub1", "openreview:~Abe_Roberts1", "openreview:~Abe_Roberts1", 0.5),
+             Pair("sub2", "~Abe_Roberts1", "openreview:~Abe_Roberts1", None),
+             Pair("sub2", "s2author:7", "s2author:7", 0.25)]
+    for what in ("scores", "assignment"):
+        done = export("openreview", what, pairs)
+        assert _rows(done.text) == [["sub1", "~Abe_Roberts1", "0.500000"], ["sub2", "s2author:7", "0.250000"]]
+        # A reviewer who is no OpenReview profile is named, with the count: OpenReview does not know them.
+        assert done.not_profiles == ["s2author:7"]
+        assert any("1 reviewer(s) have no OpenReview profile id" in line for line in done.warnings("openreview"))
+    assert _rows(export("openreview", "assignment", pairs).unscored_rows) == [["sub2", "~Abe_Roberts1"]]
 
 
 def test_hotcrp_preferences_parse_with_hotcrps_columns():
     done = export("hotcrp", "scores", PAIRS_OUT, EMAILS)
     header, *rows = _rows(done.text)
     assert header == ["paper", "action", "email", "preference"]
-    assert rows == [["p1", "pref", "ann@uni.edu", "81"]]
+    assert rows == [["p1", "pref", "ann@uni.edu", "16"]]  # 0.8125 x 20, HotCRP's typical -20..20
     # A reviewer without an email is left out and named, never written with a blank cell.
     assert done.no_email == ["p2 3"] and done.no_score == ["p1 2"]
-    assert hotcrp_preference(3.0) == 100 and hotcrp_preference(-2.0) == -100
+    assert hotcrp_preference(3.0) == 20 and hotcrp_preference(-2.0) == -20  # never -100: a conflict to HotCRP
 
 
 def test_hotcrp_assignment_is_a_bulk_upload_of_primary_reviews():

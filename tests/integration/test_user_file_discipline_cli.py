@@ -1,0 +1,128 @@
+"""The input discipline of tests/unit/test_user_file_discipline.py where the reading happens in a command that needs
+Neo4j: a file saved by Excel (a byte-order mark, CRLF, a header in capitals, a row twice) gives what the clean file
+gives (`ingest hotcrp-pc`, `reviewers conflicts --pool`, `reviewers recommend|assign --conflicts`), and a file
+that applies to nothing of the run exits 2 with one line unless --allow-empty."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from scholargraph.graph.records import Author, Authorship, Paper, PaperBundle
+from tests.conftest import cli_env, open_test_store
+from tests.integration.test_assign_cli import trained_synth_graph
+from tests.integration.test_ids_cli import cli
+
+BOM = "\ufeff"
+
+
+def excel(path, lines: list[str], twice: int | None = None) -> str:
+    """`lines` as Excel saves a CSV: a byte-order mark, CRLF, the header in capitals; lines[twice] again at the end."""
+    rows = [lines[0].upper() if "," in lines[0] else lines[0], *lines[1:]]
+    rows += [lines[twice]] if twice is not None else []
+    path.write_bytes((BOM + "\r\n".join(rows) + "\r\n").encode("utf-8"))
+    return str(path)
+
+
+def plain(path, lines: list[str]) -> str:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def bundles() -> list[PaperBundle]:
+    """Ann Lee and Xi Yu wrote p1 together; Bo Chen wrote p2."""
+    people = {"s2author:1": "Ann Lee", "s2author:2": "Xi Yu", "s2author:3": "Bo Chen"}
+    out = []
+    for pid, ids in (("s2:p1", ["s2author:1", "s2author:2"]), ("s2:p2", ["s2author:3"])):
+        authors = tuple(Author(a, people[a], sources=(a,)) for a in ids)
+        out.append(PaperBundle(paper=Paper(pid, f"Reviewer graphs {pid}", abstract="ranking reviewers", year=2020,
+                                           sources=(pid,)),
+                               authors=authors, authorships=tuple(Authorship(a, pid, k) for k, a in
+                                                                  enumerate(ids, 1))))
+    return out
+
+
+def test_an_excel_pc_list_and_pool_read_as_the_clean_files(neo4j_settings, tmp_path):
+    env = cli_env(neo4j_settings, tmp_path / "home")
+    pc = ["first,last,email,roles,affiliation", "Ann,Lee,ann@uni.edu,pc,Uni A", "Xi,Yu,xi@uni.edu,pc,Uni B"]
+    with open_test_store(neo4j_settings) as store:
+        store.apply_schema()
+        store.reset()
+        try:
+            store.write_bundles(bundles())
+            clean = cli(env, "ingest", "hotcrp-pc", plain(tmp_path / "pc.csv", pc))
+            assert "2 PC members read" in clean.stdout and "PC members: 2 matched" in clean.stdout
+            # Excel's: the first column was lost to the BOM (0 matched), and Ann's second row counted too.
+            path = excel(tmp_path / "pc-excel.csv", pc, twice=1)
+            done = cli(env, "ingest", "hotcrp-pc", path, "--pool-out", str(tmp_path / "pool.txt"))
+            assert done.stdout.replace(path, "PATH") == clean.stdout.replace(str(tmp_path / "pc.csv"), "PATH") + \
+                f"  pool: 2 ids written to {tmp_path / 'pool.txt'} (reviewers recommend|assign --pool)\n"
+            assert done.stderr == (f"scholargraph: warning: hotcrp-pc {path}: 1 repeated PC member (email)(s) kept "
+                                   f"once, e.g. line 4 (as line 2)\n")
+
+            # A PC list that matches nobody changes nothing: exit 2 with one line, unless --allow-empty.
+            nobody = plain(tmp_path / "nobody.csv", ["first,last,email", "No,Body,nobody@example.org"])
+            refused = cli(env, "ingest", "hotcrp-pc", nobody, check=False)
+            assert refused.returncode == 2 and refused.stderr == (
+                f"scholargraph: hotcrp-pc {nobody}: none of its 1 PC member(s) applies to this run: it changes "
+                f"nothing; check its ids, or give --allow-empty to go on\n")
+            allowed = cli(env, "ingest", "hotcrp-pc", nobody, "--allow-empty")
+            assert "(--allow-empty)" in allowed.stderr and "PC members: 0 matched" in allowed.stdout
+
+            # The pool's first reviewer was lost to the BOM: Ann, the submission's author, went unreported.
+            sub = plain(tmp_path / "sub.jsonl", [json.dumps({"id": "S1", "title": "t", "author_ids": ["s2author:1"]})])
+            ids = ["s2author:1", "s2author:2", "s2author:3"]
+            runs = [cli(env, "reviewers", "conflicts", "--queries", sub, "--pool", pool, "--format", "csv")
+                    for pool in (plain(tmp_path / "ids.txt", ids), excel(tmp_path / "ids-excel.txt", ids, twice=0))]
+            clean_rows, excel_rows = ([(r["reviewer"], r["reason"].split()[0]) for r in
+                                       csv.DictReader(io.StringIO(run.stdout))] for run in runs)
+            assert excel_rows == clean_rows == [("s2author:1", "author"), ("s2author:2", "coauthor")]
+            assert "1 repeated id(s) kept once, e.g. line 4 (as line 1)" in runs[1].stderr
+        finally:
+            store.reset()
+
+
+@pytest.mark.long(reason="a trained synthetic graph through the CLI")
+def test_recommend_and_assign_take_an_excel_conflicts_file_and_refuse_one_that_applies_to_nothing(
+        neo4j_settings, tmp_path):
+    env = cli_env(neo4j_settings, tmp_path / "home")
+    with open_test_store(neo4j_settings) as store:
+        store.apply_schema()
+        store.reset()
+        try:
+            corpus = trained_synth_graph(env, tmp_path, 200)
+            records = sorted((json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()
+                              if line.strip()), key=lambda r: (r.get("year") or 0, r["id"]))
+            papers = [arg for r in records[-3:] for arg in ("--paper", r["id"])]
+            top = list(csv.DictReader(io.StringIO(cli(env, "reviewers", "recommend", *papers[:2], "--k", "3",
+                                                      "--format", "csv").stdout)))[0]
+            paper, reviewer = top["query"], top["reviewer_id"]
+            emails = excel(tmp_path / "emails.csv", ["reviewer_id,email", f"{reviewer},r@uni.example"])
+            conflicts = ["paper,action,email", f"{paper},conflict,r@uni.example"]
+            files = {"clean": plain(tmp_path / "c.csv", conflicts), "excel": excel(tmp_path / "cx.csv", conflicts, 1)}
+
+            def run(command: list[str], *args: str, check: bool = True):
+                return cli(env, "reviewers", *command, *papers, "--format", "csv", "--emails", emails, *args,
+                           check=check)
+
+            for command, ruled_out in ((["recommend", "--k", "3"], "1 (submission, reviewer) pair(s) are never "
+                                        "suggested: declared (hotcrp) 1"),
+                                       (["assign", "--per-paper", "2", "--max-load", "3"], "declared conflicts ruled "
+                                        "out: 1 (submission, reviewer) pair(s): declared (hotcrp) 1")):
+                clean, done = (run(command, "--conflicts", files[k]) for k in ("clean", "excel"))
+                pairs = {(r.get("query") or r["paper"], r.get("reviewer_id") or r["reviewer"])
+                         for r in csv.DictReader(io.StringIO(done.stdout))}
+                assert done.stdout == clean.stdout and pairs and (paper, reviewer) not in pairs
+                assert ruled_out in done.stderr and "read as HotCRP bulk assignments" in done.stderr
+                nothing = plain(tmp_path / "nothing.csv", ["paper,action,email", "nope,conflict,r@uni.example"])
+                refused = run(command, "--conflicts", nothing, check=False)
+                assert refused.returncode == 2 and refused.stdout == "" and refused.stderr.splitlines()[-1] == (
+                    f"scholargraph: --conflicts {nothing}: none of its 1 row(s) applies to this run: it changes "
+                    f"nothing; check its ids, or give --allow-empty to go on")
+                allowed = run(command, "--conflicts", nothing, "--allow-empty")
+                assert allowed.stdout == run(command).stdout and "(--allow-empty)" in allowed.stderr
+        finally:
+            store.reset()

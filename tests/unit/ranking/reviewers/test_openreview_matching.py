@@ -1,0 +1,121 @@
+"""What `--format openreview` writes, read by openreview-py's own score-file code: `Matching._build_scores_from_file`
+of openreview/venue/matching.py (openreview-py 2.9.1, the test dependency; the same code at openreview/openreview-py
+e25fd7da055e7ae3435df51dbdadf2760c59d281, lines 490-496 and 545-575). It is the narrowest entry point of a venue's
+matching setup that reads a score file: `Matching.setup(compute_affinity_scores=FILE)` calls it (line 1044) after
+fetching the committee's profiles and submissions from the API. Only the HTTP API is stubbed: the venue, the
+matching and the edges are openreview-py's own objects, and scholargraph's output is what the CLI writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import openreview
+import pytest
+from openreview.api import Group, Invitation, Note
+from openreview.venue import Venue
+from openreview.venue.matching import Matching
+
+from scholargraph.ranking.reviewers import exchange
+from scholargraph.ranking.reviewers.assign import AssignmentRequest, plan_assignment
+from scholargraph.ranking.reviewers.reco_rank import RecoRank
+
+VENUE_ID = "ICLR.cc/2027/Conference"
+SUPPORT = "openreview.net/Support"
+
+
+class OpenReviewAPI:
+    """A stand-in for OpenReview's HTTP API (api2.openreview.net), answering from memory the calls the score
+    upload makes: the Affinity_Score invitation, deleting the old edges, posting and counting the new ones."""
+
+    baseurl = "https://api2.openreview.net"
+    token = "not-a-jwt"  # openreview.Client (API 1, built by the venue's GroupBuilder) decodes no profile from it
+
+    def __init__(self):
+        self.posted: list[openreview.api.Edge] = []
+        self.deleted: list[str] = []
+
+    def get_invitation(self, id):
+        return Invitation(id=id, edit={"readers": [VENUE_ID, "${2/tail}"]})
+
+    def delete_edges(self, invitation, *args, **kwargs):
+        self.deleted.append(invitation)
+
+    def post_edges(self, edges):
+        self.posted += edges
+        return edges
+
+    def get_edges_count(self, invitation=None, **kwargs):
+        return sum(1 for e in self.posted if e.invitation == invitation)
+
+
+def upload_scores(score_file: Path, submission_ids: list[str]) -> OpenReviewAPI:
+    """openreview-py's upload of a score file for the venue's reviewers, as Matching.setup does it for a file."""
+    api = OpenReviewAPI()
+    venue = Venue(api, VENUE_ID, SUPPORT)
+    # A venue of OpenReview's templated workflow takes its Affinity_Score invitation from the API (matching.py
+    # line 90) instead of building one: the one invitation call the stub answers.
+    venue.request_form_invitation = f"{SUPPORT}/Venue_Request/-/Conference_Review_Workflow"
+    reviewers = Group(id=venue.get_reviewers_id())
+    matching = Matching(venue, reviewers)
+    submissions = [Note(id=note_id, number=n) for n, note_id in enumerate(submission_ids, start=1)]
+    matching._build_scores_from_file(venue.get_affinity_score_id(reviewers.id), str(score_file), submissions)
+    return api
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "affinity.csv"
+    path.write_text(text + "\n", encoding="utf-8")  # what emit_text writes to --out
+    return path
+
+
+def test_recommend_scores_post_edges_to_bare_profile_ids(tmp_path):
+    # recommend prints a reviewer in the form the --pool gave it: here qualified, as the graph has it.
+    pairs = [exchange.Pair("sub1", "openreview:~Abe_Roberts1", "openreview:~Abe_Roberts1", 0.8125),
+             exchange.Pair("openreview:sub2", "~Cy_Doe1", "openreview:~Cy_Doe1", 0.25),
+             exchange.Pair("sub2", "openreview:~Abe_Roberts1", "openreview:~Abe_Roberts1", None)]
+    done = exchange.export("openreview", "scores", pairs)
+    api = upload_scores(write(tmp_path, done.text), ["sub1", "sub2"])
+    assert [(e.head, e.tail, e.weight) for e in api.posted] == [("sub1", "~Abe_Roberts1", 0.8125),
+                                                                 ("sub2", "~Cy_Doe1", 0.25)]
+    assert [e.readers for e in api.posted] == [[VENUE_ID, "~Abe_Roberts1"], [VENUE_ID, "~Cy_Doe1"]]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+
+    from .conftest import tiny_world
+
+    snap, text, topics, cvec = tiny_world()
+    index = EvidenceIndex(snap, text, topics, cvec, background=30, seed=0)
+    return index, RecoRank(self_supervised=30, reviewer_centric=10, steps=20, recent_years=6).fit(index)
+
+
+def test_an_assignment_with_a_forced_pair_without_evidence_uploads(tiny, tmp_path, capsys):
+    """x0 is of 2012 and J's only paper of 2019: judged up to the submission's year, J has no evidence, so the
+    forced pair (x0, J) has no affinity. openreview-py refused the empty cell written for it (`could not convert
+    string to float: ''`); it is left out of the file now, and kept beside it."""
+    from scholargraph.ranking.reviewers.cli import _export
+
+    index, model = tiny
+    pool = tmp_path / "pool.txt"
+    pool.write_text("E\nJ\n", encoding="utf-8")
+    force = tmp_path / "force.txt"
+    force.write_text("x0 J\n", encoding="utf-8")
+    request = AssignmentRequest(paper_ids=["x0"], pool_file=str(pool), force_file=str(force), per_paper=2,
+                                max_load=1, evidence_until="submission")
+    outcome = plan_assignment(None, tmp_path, request, index=index, model_and_meta=(model, {"version": "t"}))
+    rows = outcome.rows()
+    assert [(r["reviewer"], r["affinity"] is None, r["forced"]) for r in rows] == [("E", False, False),
+                                                                                    ("J", True, True)]
+    # The pairs as `reviewers assign --format openreview --out FILE` builds and writes them.
+    pairs = [exchange.Pair(r["paper"], r["reviewer"], r["reviewer"], r["affinity"]) for r in rows]
+    out = tmp_path / "assign.csv"
+    _export("openreview", "assignment", pairs, None, str(out), [])
+    api = upload_scores(out, ["x0"])
+    assert [(e.head, e.tail, e.weight) for e in api.posted] == [("x0", "E", round(rows[0]["affinity"], 4))]
+    side = tmp_path / "assign.no-affinity.csv"
+    assert side.read_text(encoding="utf-8") == "x0,J\n"
+    said = capsys.readouterr().err
+    assert "openreview: 1 assigned pair(s) have no affinity (no eligible evidence)" in said and "x0 J" in said
+    assert str(side) in said
