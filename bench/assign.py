@@ -32,8 +32,8 @@ E2E_TARGET_S = 300.0
 def _world(args, years: int = 1):
     """Snapshot, evidence index (features cached), submissions (papers of the last `years` years, from the
     test year on) and pool (authors with enough papers before the test year)."""
+    from scholargraph.conference.submissions import ReviewerPool
     from scholargraph.ingest.offline import snapshot_from_files
-    from scholargraph.ranking.reviewers.query import ReviewerPool
 
     if args.data == "nips":
         snap = snapshot_from_files("aminer", [str(SHARED / "nips" / "nips-1987-1993.aminer.jsonl")])
@@ -59,8 +59,9 @@ def _model(index, pool, test_year: int, n: int, seed: int = 0):
 
 
 def cmd_quality(args) -> None:
-    from scholargraph.ranking.reviewers import assignment as solver
-    from scholargraph.ranking.reviewers.assign import SENIOR, affinity_table, build_problem, senior_flags
+    from scholargraph.conference import assignment as solver
+    from scholargraph.conference.assignment.plan import SENIOR, build_problem, senior_flags
+    from scholargraph.ranking.reviewers.assign import affinity_table
 
     snap, index, pool, papers, test_year = _world(args)
     rng = np.random.default_rng(args.seed)
@@ -72,7 +73,7 @@ def cmd_quality(args) -> None:
     table = affinity_table(model, index, queries, pool, per_paper=args.candidates, quiet=False)
     _log(f"affinities: {len(queries)} submissions x {len(pool)} reviewers in {time.perf_counter() - t0:.0f} s")
     max_load = args.max_load or max(2, int(np.ceil(args.k * len(queries) / len(pool) * 1.5)))
-    senior, rule = senior_flags(args.senior, pool, index, lambda given: {})
+    senior, rule = senior_flags(args.senior, pool, index.snapshot, lambda given: {})
     base = dict(demand=[args.k] * len(queries), max_load=max_load)
     plain = build_problem(table, **base)
     with_senior = build_problem(table, **base, attributes={SENIOR: senior},
@@ -120,9 +121,10 @@ def cmd_quality(args) -> None:
 
 def cmd_e2e(args) -> None:
     """A conference of `submissions` x `reviewers`: affinities, feasibility and the solve, timed."""
-    from scholargraph.ranking.reviewers import assignment as solver
-    from scholargraph.ranking.reviewers.assign import affinity_table, build_problem
-    from scholargraph.ranking.reviewers.query import ReviewerPool
+    from scholargraph.conference import assignment as solver
+    from scholargraph.conference.assignment.plan import build_problem
+    from scholargraph.conference.submissions import ReviewerPool
+    from scholargraph.ranking.reviewers.assign import affinity_table
 
     t_all = time.perf_counter()
     snap, index, pool, papers, test_year = _world(args, years=2)

@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scholargraph.ranking.reviewers.assignment import (  # noqa: E402
+from scholargraph.conference.assignment import (  # noqa: E402
     AssignmentProblem,
     Requirement,
     compare_lines,

@@ -230,8 +230,8 @@ def cmd_latency(args) -> None:
     reviewer through the full model), after warm-up; batch throughput; peak RSS."""
     import torch
 
+    from scholargraph.conference.submissions import ReviewerPool
     from scholargraph.ingest.offline import snapshot_from_files
-    from scholargraph.ranking.reviewers.query import ReviewerPool
     from scholargraph.ranking.reviewers.reco_rank import RecoRank
     from scholargraph.ranking.reviewers.training import self_supervised_queries
 

@@ -230,8 +230,8 @@ def export_openreview_cmd(obj, out_dir: Path, pool_file: str, queries_file: str 
     README "Datasets"): DIR/archives/<reviewer id>.jsonl (an OpenReview profile id bare, ~Ann_Lee1.jsonl, the id
     openreview-expertise scores by) and DIR/submissions.json. `ingest openreview DIR` reads it back into the same
     graph (docs/reviewers.md, "A chair's inputs")."""
+    from scholargraph.conference.submissions import read_ids
     from scholargraph.ingest.openreview import export_dataset
-    from scholargraph.ranking.reviewers.service import read_ids
     from scholargraph.user_files import read_jsonl
 
     # The user's files first: a bad one is refused (exit 2) before the store opens.

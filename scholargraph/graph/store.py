@@ -28,7 +28,7 @@ ID_CEILING = "\U0010ffff" * 8
 PAGED_READS = ("store/snapshot_papers", "store/snapshot_authorships", "store/snapshot_citations",
                "store/snapshot_paper_vectors", "store/paper_semantic_stamps")
 STREAMED_READS = ("store/snapshot_venues", "store/expertise_settings")
-# The reviewers' own expertise settings on Author nodes (ranking/reviewers/profiles.py), camelCase: what
+# The reviewers' own expertise settings on Author nodes (conference/profiles.py), camelCase: what
 # store/expertise_settings returns beside the id, for the authors that have any of them.
 EXPERTISE_PROPERTIES = ("expertiseExcluded", "expertiseSince", "expertiseRecentYears", "expertiseWeights")
 

@@ -81,7 +81,7 @@ def submission_record(note: Mapping) -> dict:
     ids = ids if isinstance(ids, list) else []
     if len(ids) == len(record["authors"]):
         # An author without a profile is listed by email: kept beside the name for the email-domain conflicts
-        # (coi.py), never an id.
+        # (conference/conflicts.py), never an id.
         record["authors"] = [{"name": n, "email": i.strip().lower()} if isinstance(i, str) and "@" in i else n
                              for n, i in zip(record["authors"], ids)]
     graph_ids = [openreview_author_id(i) for i in ids]

@@ -9,7 +9,7 @@ import click
 import pytest
 
 from scholargraph.cli import SUBCOMMANDS, main
-from scholargraph.ranking.reviewers.exchange import TOOL_FORMATS
+from scholargraph.conference.exchange import TOOL_FORMATS
 from scholargraph.tables import FORMATS
 
 # Commands that print result rows, and whether their rows are rankings (which a TREC run can hold).

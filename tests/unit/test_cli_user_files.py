@@ -105,7 +105,7 @@ def _reviewer_files():
 
 
 def _chair(**request):
-    from scholargraph.ranking.reviewers.assign import AssignmentRequest, ChairFiles
+    from scholargraph.conference.assignment.plan import AssignmentRequest, ChairFiles
 
     return ChairFiles.read(AssignmentRequest(paper_ids=("x",), **request))
 

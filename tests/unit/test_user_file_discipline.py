@@ -15,7 +15,7 @@ are not user files:
     reviewers profile import FILE                        JSON lines, one reviewer each (read_settings_file)
     reviewers train|evaluate --qrels, citations evaluate --qrels   TREC qrels (read_qrels)
     reviewers evaluate --protocol expertise --qrels      `paper 0 reviewer expertise` (read_expertise_qrels)
-    reviewers recommend|conflicts|assign --pool, export openreview --pool   ids (service.read_ids)
+    reviewers recommend|conflicts|assign --pool, export openreview --pool   ids (conference.submissions.read_ids)
     reviewers assign --senior FILE                       ids (read_senior)
     reviewers recommend|evaluate --candidates            `qid 0 cand grade` or `qid cand` (read_candidates)
     reviewers recommend|assign --conflicts, assign --forbid, --force   pairs in four layouts (read_declared)
@@ -40,17 +40,16 @@ import pytest
 from click.testing import CliRunner
 
 from scholargraph.cli import main
+from scholargraph.conference.assignment.plan import read_attributes, read_loads, read_senior
+from scholargraph.conference.declared import HOTCRP, HOTCRP_PC_CONFLICTS, OPENREVIEW, PAIRS, read_declared
+from scholargraph.conference.exchange import EmailBook, read_email_file
+from scholargraph.conference.profiles import read_settings_file
+from scholargraph.conference.submissions import read_candidates, read_ids
 from scholargraph.config import Settings
 from scholargraph.errors import UsageError
 from scholargraph.ingest.hotcrp import read_papers, read_pc_list
 from scholargraph.ranking.metrics import read_qrels
-from scholargraph.ranking.reviewers.assign import read_attributes, read_loads, read_senior
-from scholargraph.ranking.reviewers.declared import HOTCRP, HOTCRP_PC_CONFLICTS, OPENREVIEW, PAIRS, read_declared
-from scholargraph.ranking.reviewers.exchange import EmailBook, read_email_file
 from scholargraph.ranking.reviewers.expertise import read_expertise_qrels
-from scholargraph.ranking.reviewers.profiles import read_settings_file
-from scholargraph.ranking.reviewers.query import read_candidates
-from scholargraph.ranking.reviewers.service import read_ids
 from scholargraph.user_files import QUERY_FIELDS, read_jsonl, read_text
 
 BOM = "\ufeff"
@@ -403,7 +402,8 @@ def assign_world():
 def plan(assign_world, tmp_path, warn=print, allow_empty=False, **files):
     """assign's plan for three in-graph submissions, the files given as {option: (lines, how)} (written to
     tmp_path/OPTION/user.file), without a server."""
-    from scholargraph.ranking.reviewers.assign import AssignmentRequest, plan_assignment
+    from scholargraph.conference.assignment.plan import AssignmentRequest
+    from scholargraph.ranking.reviewers.assign import plan_assignment
 
     index, model = assign_world
     given = {}

@@ -1,4 +1,4 @@
-// The reviewers' own expertise settings (ranking/reviewers/profiles.py): every author that has any of them,
+// The reviewers' own expertise settings (conference/profiles.py): every author that has any of them,
 // with the four properties (null where unset). A label scan that returns only those authors.
 MATCH (a:Author)
 WHERE a.expertiseExcluded IS NOT NULL OR a.expertiseSince IS NOT NULL OR a.expertiseRecentYears IS NOT NULL

@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from scholargraph.conference.conflicts import ConflictChecker
+from scholargraph.conference.submissions import Query, ReviewerPool
 from scholargraph.ranking.batch import IN_PROCESS, SOURCE_ROW, PartitionMapper
-from scholargraph.ranking.reviewers.coi import ConflictChecker
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.explain import EvidencePaper, Suggestion
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 
 QUERY = "query"  # the submission's position among the batch's, in its input row and in its suggestions' rows

@@ -8,12 +8,13 @@ import click
 
 from scholargraph.cli_output import allow_empty_option, emit, emit_text, rows_output, write_option
 from scholargraph.cli_output import warn as _warn
+from scholargraph.conference import exchange
+from scholargraph.conference.conflicts import conflict_kind
+from scholargraph.conference.declared import PAIRS, read_declared
+from scholargraph.conference.submissions import SUBMISSION_YEAR, read_ids
 from scholargraph.errors import UsageError
 from scholargraph.graph.ids import output_id
-from scholargraph.ranking.reviewers import exchange, service
-from scholargraph.ranking.reviewers.coi import conflict_kind
-from scholargraph.ranking.reviewers.declared import PAIRS, read_declared
-from scholargraph.ranking.reviewers.query import SUBMISSION_YEAR
+from scholargraph.ranking.reviewers import service
 from scholargraph.server.connect import open_store
 from scholargraph.tables import Rows, Trec
 
@@ -243,7 +244,7 @@ def conflicts_cmd(obj, papers, queries, pool, coi_years, institution_years, fmt,
     if not papers and not queries:
         raise UsageError("give --paper ID or --queries FILE")
     records = read_jsonl(queries, "--queries", warn=_warn) if queries else []  # before the store: a bad file is cheap
-    pool_ids = service.read_ids(pool, "--pool", _warn) if pool else None
+    pool_ids = read_ids(pool, "--pool", _warn) if pool else None
     with open_store(obj.settings, quiet=obj.quiet) as store:
         rows = service.list_conflicts(store, paper_ids=papers, records=records, pool_ids=pool_ids,
                                       coi_years=coi_years, institution_years=institution_years, quiet=obj.quiet,
@@ -374,13 +375,9 @@ def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min
                max_prob, seed, time_limit, fmt, out, write, evidence_until, conflicts, emails, allow_empty) -> None:
     """Assign reviewers to submissions under loads, conflicts and attribute requirements, against a greedy
     baseline on the same input; the summary reports every constraint (to stderr unless --format table)."""
-    from scholargraph.ranking.reviewers import assignment as solver
-    from scholargraph.ranking.reviewers.assign import (
-        AssignmentRequest,
-        ChairFiles,
-        plan_assignment,
-        publish_assignment,
-    )
+    from scholargraph.conference import assignment as solver
+    from scholargraph.conference.assignment.plan import AssignmentRequest, ChairFiles, publish_assignment
+    from scholargraph.ranking.reviewers.assign import plan_assignment
 
     request = AssignmentRequest(paper_ids=papers, queries_file=queries, venue=venue, year=year, pool_file=pool,
                                 per_paper=per_paper, max_load=max_load, min_load=min_load, loads_file=loads,
@@ -446,7 +443,7 @@ def profile_group() -> None:
 
 
 def _weights(given: tuple[str, ...]) -> list[tuple[str, float]]:
-    from scholargraph.ranking.reviewers.profiles import parse_weight
+    from scholargraph.conference.profiles import parse_weight
 
     out = []
     for text in given:
@@ -471,7 +468,7 @@ def _weights(given: tuple[str, ...]) -> list[tuple[str, float]]:
 @click.pass_obj
 def profile_set_cmd(obj, reviewer: str, exclude, include, since, recent, weights) -> None:
     """Set a reviewer's expertise settings (what is not given stays as it was)."""
-    from scholargraph.ranking.reviewers import profiles
+    from scholargraph.conference import profiles
 
     if not (exclude or include or since is not None or recent is not None or weights):
         raise UsageError("give at least one of --exclude, --include, --since, --recent, --weight")
@@ -489,8 +486,8 @@ def profile_set_cmd(obj, reviewer: str, exclude, include, since, recent, weights
 @click.pass_obj
 def profile_show_cmd(obj, reviewer: str, fmt: str, out: str | None) -> None:
     """A reviewer's settings, and which of their papers they leave as evidence (with each paper's weight)."""
+    from scholargraph.conference import profiles
     from scholargraph.graph.snapshot import GraphSnapshot
-    from scholargraph.ranking.reviewers import profiles
 
     with open_store(obj.settings, quiet=obj.quiet) as store:
         author_id = profiles.resolve_reviewer(store, reviewer)
@@ -520,7 +517,7 @@ def profile_show_cmd(obj, reviewer: str, fmt: str, out: str | None) -> None:
 @click.pass_obj
 def profile_clear_cmd(obj, reviewer: str, parts) -> None:
     """Remove a reviewer's expertise settings (all of them, or those named by --what)."""
-    from scholargraph.ranking.reviewers import profiles
+    from scholargraph.conference import profiles
 
     with open_store(obj.settings, quiet=obj.quiet) as store:
         author_id, settings = profiles.clear_profile(store, reviewer, parts or profiles.PARTS)
@@ -534,7 +531,7 @@ def profile_import_cmd(obj, file: str) -> None:
     """Replace the settings of the reviewers a JSONL file lists, one per line: {"reviewer": ID, "exclude": [paper
     ids], "since": YEAR, "recent_years": N, "weights": {"source:dblp": 0.5, "venue:ID": 2}} (all but reviewer
     optional). Ids unknown to the graph are left out with a warning (count and examples)."""
-    from scholargraph.ranking.reviewers import profiles
+    from scholargraph.conference import profiles
 
     records = profiles.read_settings_file(file, "FILE", _warn)  # before the store: a bad file is cheap
     with open_store(obj.settings, quiet=obj.quiet) as store:

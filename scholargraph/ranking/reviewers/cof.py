@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scholargraph.conference.submissions import Query, ReviewerPool
 from scholargraph.ranking.reviewers.aggregate import top_mean
 from scholargraph.ranking.reviewers.evidence import Evidence, EvidenceIndex
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 
 
 def _count(n: int | float, total: int) -> int:

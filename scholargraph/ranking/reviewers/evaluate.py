@@ -10,13 +10,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
+from scholargraph.conference.submissions import Query, ReviewerPool, read_candidates
 from scholargraph.graph import text as textlib
 from scholargraph.graph.records import paper_text
 from scholargraph.ranking.metrics import mean_over_queries, precision_at_k, reciprocal_rank
 from scholargraph.ranking.reviewers.aggregate import top_mean
 from scholargraph.ranking.reviewers.cof import CoF
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex, reviewer_profiles
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool, read_candidates
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.ranking.reviewers.training import TrainingQuery, judged_queries, self_supervised_queries
 from scholargraph.tables import text_table

@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from scholargraph.conference.conflicts import AuthorDetails, ConflictChecker
+from scholargraph.conference.submissions import Query, ReviewerPool, submission_authors
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.records import paper_text
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
 from scholargraph.graph.vectors import citation_vector_for_references
-from scholargraph.ranking.reviewers.coi import AuthorDetails, ConflictChecker
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool, submission_authors
 from scholargraph.user_files import read_jsonl
 
 CITATION_PARTS = ("vector", "direct", "coupling", "cocitation")
@@ -64,7 +64,7 @@ class Evidence:
     # Corpus-level mean and spread of the same 8 scores between random pairs of papers: the scale on which
     # evidence is calibrated, the same for every submission, so that scores compare across submissions.
     reference: np.ndarray | None = None
-    # [R, P] per-paper weights from the reviewers' own expertise settings (reviewers/profiles.py), multiplying
+    # [R, P] per-paper weights from the reviewers' own expertise settings (conference/profiles.py), multiplying
     # a paper's calibrated evidence; None: every paper weighs 1.
     weight: np.ndarray | None = None
 
@@ -377,7 +377,7 @@ class EvidenceIndex:
         return self._coi
 
     def use_author_details(self, details, institution_years: int | None = 3) -> None:
-        """What the store holds beyond the snapshot for conflicts (coi.AuthorDetails), read by the service."""
+        """What the store holds beyond the snapshot for conflicts (conflicts.AuthorDetails), read by the service."""
         self.author_details = details
         self.institution_years = institution_years
         self._coi = None
@@ -652,7 +652,7 @@ class EvidenceIndex:
     def eligible_weighted(self, query: Query, pool: ReviewerPool, rows: np.ndarray
                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """eligible_pairs with each pair's weight: the pool's matrix value (1.0 unless the reviewer's own
-        expertise settings weight that paper's source or venue, reviewers/profiles.py)."""
+        expertise settings weight that paper's source or venue, conference/profiles.py)."""
         sub = pool.papers[rows]
         owner = np.repeat(np.arange(len(rows)), np.diff(sub.indptr))
         paper = sub.indices.astype(np.int64)

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
+from scholargraph.conference.submissions import Query, ReviewerPool
 from scholargraph.ranking.reviewers.aggregate import top_mean
 from scholargraph.ranking.reviewers.cof import CoF
 from scholargraph.ranking.reviewers.evaluate import EmbeddingRanker, Ranker, cof_ranker, model_ranker
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.tables import text_table
 from scholargraph.user_files import Repeats, Warn, bad_line, data_lines, no_warning, parse_float

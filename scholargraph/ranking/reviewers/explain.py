@@ -8,11 +8,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from scholargraph.conference.submissions import ReviewerPool
 from scholargraph.ranking.reviewers.evidence import (
     Evidence,
     EvidenceIndex,
 )
-from scholargraph.ranking.reviewers.query import ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank_net import CIT, SEM, TOP
 
 
@@ -49,7 +49,7 @@ class Suggestion:
     papers: list[EvidencePaper] = field(default_factory=list)
     other_main: float = 0.0
     other_compensation: float = 0.0
-    # The reviewer's own expertise settings that shaped the evidence (reviewers/profiles.py), None without any.
+    # The reviewer's own expertise settings that shaped the evidence (conference/profiles.py), None without any.
     expertise_settings: dict | None = None
 
     def to_dict(self) -> dict:

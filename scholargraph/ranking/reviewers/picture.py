@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from scholargraph.conference.submissions import Query
 from scholargraph.graph.pictures import SmallGraph
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.explain import Suggestion
-from scholargraph.ranking.reviewers.query import Query
 
 TOPIC_SHARE = 0.1  # a topic counts as a paper's (or the submission's) when it holds this share of it
 

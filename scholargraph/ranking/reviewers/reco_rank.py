@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from scholargraph.conference.conflicts import ConflictChecker
+from scholargraph.conference.submissions import Query, ReviewerPool
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.ranking.reviewers.aggregate import top_mean
-from scholargraph.ranking.reviewers.coi import ConflictChecker
 from scholargraph.ranking.reviewers.evidence import (
     QUERY_FEATURES,
     Evidence,
@@ -22,7 +23,6 @@ from scholargraph.ranking.reviewers.evidence import (
     topic_similarity,
 )
 from scholargraph.ranking.reviewers.explain import Suggestion, explain
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank_net import RecoRankConfig, RecoRankNet, evidence_batch
 from scholargraph.ranking.reviewers.training import (
     TrainingQuery,
@@ -164,7 +164,7 @@ class RecoRank:
                   coi: ConflictChecker | bool = True, shortlist: int | None = 500,
                   papers_per_reviewer: int = 3) -> list[Suggestion]:
         """The top-k reviewers with explanations. Conflicts of interest are ruled out by default (`coi=True`:
-        the submission's authors and their co-authors of the last 5 years, see coi.py; pass a
+        the submission's authors and their co-authors of the last 5 years, see conference/conflicts.py; pass a
         ConflictChecker for other rules, False for none); `exclude` adds pool rows to rule out. With
         `shortlist`, a cheap first stage keeps that many reviewers (and any reviewer whose paper the
         submission cites) before the full model runs; None scores every reviewer."""

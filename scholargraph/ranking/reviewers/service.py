@@ -12,6 +12,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scholargraph.conference import profiles
+from scholargraph.conference.conflicts import AuthorDetails, ConflictChecker
+from scholargraph.conference.declared import DeclaredChecker, DeclaredFile, match_declared, require_applied
+from scholargraph.conference.exchange import EmailBook
+from scholargraph.conference.submissions import (
+    Query,
+    ReviewerPool,
+    evidence_as_of,
+    no_evidence_warning,
+    read_candidates,
+    read_ids,
+    submission_authors,
+)
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.graph.features import current_model_paths, features_up_to_date
 from scholargraph.graph.ids import IdResolver, Resolution, output_id
@@ -22,28 +35,13 @@ from scholargraph.graph.vectors import stored_text_vectors
 from scholargraph.ranking.batch import IN_PROCESS, PartitionMapper
 from scholargraph.ranking.graph_models import load_graph_models
 from scholargraph.ranking.metrics import read_qrels
-from scholargraph.ranking.reviewers import profiles
 from scholargraph.ranking.reviewers.batch import recommend_queries
-from scholargraph.ranking.reviewers.coi import AuthorDetails, ConflictChecker
-from scholargraph.ranking.reviewers.declared import DeclaredChecker, DeclaredFile, match_declared, require_applied
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
-from scholargraph.ranking.reviewers.exchange import EmailBook
 from scholargraph.ranking.reviewers.explain import Suggestion
-from scholargraph.ranking.reviewers.query import (
-    Query,
-    ReviewerPool,
-    evidence_as_of,
-    no_evidence_warning,
-    read_candidates,
-    submission_authors,
-)
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.registry import ModelRegistry
 from scholargraph.user_files import (
-    Repeats,
     Warn,
-    bad_line,
-    data_lines,
     examples,
     no_warning,
     read_jsonl,
@@ -171,18 +169,6 @@ def load_model(models_dir: Path) -> tuple[RecoRank, dict]:
     return RecoRank.load(meta["path"]), meta
 
 
-def read_ids(path: str, what: str = "--pool", warn: Warn = no_warning) -> list[str]:
-    """Ids as a file gives them, one per line (its first field; blank lines and `#` comments skipped), each
-    once (a repeat is reported through `warn`). They are user ids: resolve them (graph.ids.IdResolver)
-    before looking them up."""
-    repeats = Repeats(what, path, "id")
-    ids = [parts[0] for n, parts in data_lines(path, what) if repeats.first(parts[0], n)]
-    if not ids:
-        raise bad_line(what, path, None, "holds no ids (expected one id per line)")
-    repeats.report(warn)
-    return ids
-
-
 @dataclass
 class ReviewerFiles:
     """The user's files of a reviewers command, read before the store is opened: a bad one is refused (exit 2,
@@ -290,7 +276,7 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
     protocol: a pool of their own each) are scored here, in process, whatever the mapper. `files`: the three
     files as the caller read them already (ReviewerFiles.for_recommend), in place of the paths.
 
-    `evidence_until` (query.evidence_as_of): None, the default, judges reviewers on all their papers whatever
+    `evidence_until` (submissions.evidence_as_of): None, the default, judges reviewers on all their papers whatever
     year a submission carries; SUBMISSION_YEAR or a year cuts the evidence there. Pairs left without any
     eligible evidence are named through `warn` (count and examples) and are not written to the graph.
 
@@ -305,7 +291,7 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
     index = index or index_for_model(store, models_dir, meta, quiet)
     if coi and store is not None:
         # Institutions and emails live on the Author nodes, beyond the snapshot: the shared-institution and
-        # email-domain conflicts (coi.py, `institution_years` up to each submission's year) need them.
+        # email-domain conflicts (conference/conflicts.py, `institution_years` up to each submission's year) need them.
         index.use_author_details(read_author_details(store), institution_years)
     resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
     forms = id_forms if id_forms is not None else {}
@@ -325,7 +311,7 @@ def recommend(store, models_dir: Path, *, paper_ids=(), queries_file: str | None
         base_pool = ReviewerPool.from_snapshot(index.snapshot, author_ids=pool_ids.node_ids())
     else:
         base_pool = ReviewerPool.from_snapshot(index.snapshot, min_papers=meta.get("min_papers", 3))
-    # The reviewers' own expertise settings (profiles.py) shape each pool's papers; None without any.
+    # The reviewers' own expertise settings (conference/profiles.py) shape each pool's papers; None without any.
     book = profiles.load_book(store, index.snapshot, evidence_until if isinstance(evidence_until, int) else None,
                               resolver)
     emptied: set[str] = set()
@@ -495,7 +481,7 @@ def evaluate_expertise(store, models_dir: Path, queries: str, qrels: str, *, boo
 def list_conflicts(store, *, paper_ids=(), records: Sequence[Mapping] = (), pool_ids: Sequence[str] | None = None,
                    coi_years: int | None = 5, institution_years: int | None = 3, quiet: bool = True,
                    warn: Callable[[str], None] = _ignore) -> list[tuple[str, str, str | None, str]]:
-    """(submission, reviewer, name, why) of every conflict of interest the graph knows (coi.py), for in-graph
+    """(submission, reviewer, name, why) of every conflict of interest the graph knows (conflicts.py), for in-graph
     papers (`paper_ids`) and submission records (--queries: their authors by id or name, their year); only
     reviewers of `pool_ids` when given. No model is needed: conflicts read the graph alone."""
     snapshot = GraphSnapshot.from_store(store, quiet=quiet)

@@ -10,12 +10,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from scholargraph.conference.submissions import Query, ReviewerPool
 from scholargraph.ranking.reviewers.evidence import (
     Evidence,
     EvidenceIndex,
     reviewer_profiles,
 )
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 
 
 def pairwise_loss(score: torch.Tensor, grades: torch.Tensor, reviewer: torch.Tensor, weights: torch.Tensor,

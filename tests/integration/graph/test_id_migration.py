@@ -108,9 +108,9 @@ def test_ingest_after_migration_lands_on_the_migrated_nodes(old_graph, tmp_path,
 def test_reviewers_expertise_settings_follow_the_migration(old_graph):
     """Settings stored under old ids (an author renamed, an author folded into its new id, an excluded paper
     and a venue weight with whitespace) name the same nodes after the migration."""
+    from scholargraph.conference import profiles
+    from scholargraph.conference.profiles import ExpertiseSettings
     from scholargraph.graph.snapshot import GraphSnapshot
-    from scholargraph.ranking.reviewers import profiles
-    from scholargraph.ranking.reviewers.profiles import ExpertiseSettings
 
     profiles.write_settings(old_graph, {
         "name:ann lee": ExpertiseSettings(excluded=("bibtex:other key",), weights=(("venue:venue:acm sigir", 2.0),)),

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
+from scholargraph.conference.exchange import Pair, export, hotcrp_preference
 from scholargraph.ingest.hotcrp import hotcrp_conflict, read_papers, upload_type, write_conflicts
-from scholargraph.ranking.reviewers.exchange import Pair, export, hotcrp_preference
 
 HOTCRP_COMMIT = "0f25da6c453c5cd9b869ae4f6bafdd0aee4b885e"  # kohler/hotcrp, 2026-08-22
 

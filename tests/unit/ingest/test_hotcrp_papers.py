@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 from scholargraph.cli import main
+from scholargraph.conference.conflicts import AUTHOR, ConflictChecker
+from scholargraph.conference.declared import HOTCRP, read_declared
+from scholargraph.conference.submissions import Query, submission_authors
 from scholargraph.errors import UsageError
 from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ingest.hotcrp import read_papers
-from scholargraph.ranking.reviewers.coi import AUTHOR, ConflictChecker
-from scholargraph.ranking.reviewers.declared import HOTCRP, read_declared
-from scholargraph.ranking.reviewers.query import Query, submission_authors
 from scholargraph.user_files import read_jsonl
 
 PAPERS = [

@@ -6,21 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scholargraph.errors import UsageError
-from scholargraph.ranking.reviewers.assign import (
+from scholargraph.conference.assignment import InfeasibleAssignment, Requirement
+from scholargraph.conference.assignment.plan import (
     SENIOR,
     AssignmentRequest,
-    affinity_table,
     build_problem,
     parse_requirement,
-    plan_assignment,
     read_attributes,
     read_loads,
     read_pairs,
     senior_flags,
 )
-from scholargraph.ranking.reviewers.assignment import InfeasibleAssignment, Requirement
-from scholargraph.ranking.reviewers.query import ReviewerPool
+from scholargraph.conference.submissions import ReviewerPool
+from scholargraph.errors import UsageError
+from scholargraph.ranking.reviewers.assign import affinity_table, plan_assignment
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 
 from .conftest import submission
@@ -63,17 +62,17 @@ def test_file_parsers_take_comma_tab_or_space_and_skip_headers(tmp_path):
 
 def test_senior_rules(world, tmp_path):
     pool = ReviewerPool.from_snapshot(world.snapshot, author_ids=POOL)
-    flags, words = senior_flags("papers>=4", pool, world, lambda given: {})
+    flags, words = senior_flags("papers>=4", pool, world.snapshot, lambda given: {})
     assert dict(zip(POOL, flags.tolist())) == {"E": True, "X": True, "J": False, "O": False, "N": False, "E2": False}
     assert "4 papers" in words
-    flags, _ = senior_flags("years>=10", pool, world, lambda given: {})
+    flags, _ = senior_flags("years>=10", pool, world.snapshot, lambda given: {})
     assert flags[POOL.index("E")] and not flags[POOL.index("J")]  # E's first paper is 2005, J's 2019
     listed = tmp_path / "senior.txt"
     listed.write_text("J\nunknown\n", encoding="utf-8")
-    flags, _ = senior_flags(str(listed), pool, world, lambda given: {})
+    flags, _ = senior_flags(str(listed), pool, world.snapshot, lambda given: {})
     assert flags.tolist() == [p == "J" for p in POOL]
     with pytest.raises(UsageError, match="papers>=N"):
-        senior_flags("seniors", pool, world, lambda given: {})
+        senior_flags("seniors", pool, world.snapshot, lambda given: {})
 
 
 def test_affinity_table_rules_out_conflicts_and_obeys_forbid_and_force(world, model):
@@ -132,18 +131,24 @@ def test_a_submission_year_cuts_the_evidence_only_when_asked(world, model, tmp_p
     assert [r["reviewer"] for r in cut.rows()] == ["E"] and cut.rows()[0]["affinity"] is not None
 
 
-def test_a_forced_pair_without_evidence_counts_in_no_total(world, model, tmp_path):
-    """J has no evidence up to x0's year (2012): the forced pair (x0, J) has no affinity. The summary printed
-    `total affinity -1.0000` (the placeholder score added in); it counts the pair apart now, with an example."""
-    from scholargraph.ranking.reviewers.assignment import format_summary, summarize
-
+def assign_a_forced_pair_without_evidence(index, model, tmp_path):
+    """x0 (2012) with E and J in the pool, (x0, J) forced, judged up to the submission's year: J's only paper
+    is of 2019, so the forced pair has no affinity."""
     pool = tmp_path / "pool.txt"
     pool.write_text("E\nJ\n", encoding="utf-8")
     force = tmp_path / "force.txt"
     force.write_text("x0 J\n", encoding="utf-8")
     request = AssignmentRequest(paper_ids=["x0"], pool_file=str(pool), force_file=str(force), per_paper=2,
                                 max_load=1, evidence_until="submission")
-    outcome = plan_assignment(None, tmp_path, request, index=world, model_and_meta=(model, {"version": "t"}))
+    return plan_assignment(None, tmp_path, request, index=index, model_and_meta=(model, {"version": "t"}))
+
+
+def test_a_forced_pair_without_evidence_counts_in_no_total(world, model, tmp_path):
+    """J has no evidence up to x0's year (2012): the forced pair (x0, J) has no affinity. The summary printed
+    `total affinity -1.0000` (the placeholder score added in); it counts the pair apart now, with an example."""
+    from scholargraph.conference.assignment import format_summary, summarize
+
+    outcome = assign_a_forced_pair_without_evidence(world, model, tmp_path)
     [e, j] = outcome.rows()
     assert (e["reviewer"], j["reviewer"], j["affinity"]) == ("E", "J", None)
     for assignment in (outcome.assignment, outcome.baseline):

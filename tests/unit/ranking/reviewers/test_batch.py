@@ -11,6 +11,7 @@ import pickle
 import numpy as np
 import pytest
 
+from scholargraph.conference.submissions import ReviewerPool, evidence_as_of
 from scholargraph.ingest.offline import snapshot_from_files
 from scholargraph.ranking.batch import IN_PROCESS
 from scholargraph.ranking.reviewers import service
@@ -22,7 +23,6 @@ from scholargraph.ranking.reviewers.batch import (
     row_query,
 )
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
-from scholargraph.ranking.reviewers.query import ReviewerPool, evidence_as_of
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.synth import SynthParams, generate
 from tests.conftest import SPARK_SLOW_TIER

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scholargraph.ranking.reviewers import assignment as solver
-from scholargraph.ranking.reviewers.assign import affinity_table, build_problem
-from scholargraph.ranking.reviewers.coi import (
+from scholargraph.conference import assignment as solver
+from scholargraph.conference.assignment.plan import build_problem
+from scholargraph.conference.conflicts import (
     AUTHOR,
     EMAIL_DOMAIN,
     INSTITUTION,
@@ -16,7 +16,8 @@ from scholargraph.ranking.reviewers.coi import (
     ConflictChecker,
     mail_domain,
 )
-from scholargraph.ranking.reviewers.query import ReviewerPool
+from scholargraph.conference.submissions import ReviewerPool
+from scholargraph.ranking.reviewers.assign import affinity_table
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 
 from .conftest import submission

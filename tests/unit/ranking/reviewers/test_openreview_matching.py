@@ -3,63 +3,20 @@ of openreview/venue/matching.py (openreview-py 2.9.1, the test dependency; the s
 e25fd7da055e7ae3435df51dbdadf2760c59d281, lines 490-496 and 545-575). It is the narrowest entry point of a venue's
 matching setup that reads a score file: `Matching.setup(compute_affinity_scores=FILE)` calls it (line 1044) after
 fetching the committee's profiles and submissions from the API. Only the HTTP API is stubbed: the venue, the
-matching and the edges are openreview-py's own objects, and scholargraph's output is what the CLI writes."""
+matching and the edges are openreview-py's own objects, and scholargraph's output is what the CLI writes. The stub
+and the upload are tests/openreview_api.py's (tests/integration/test_openreview_session_cli.py runs them too)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import openreview
 import pytest
-from openreview.api import Group, Invitation, Note
-from openreview.venue import Venue
-from openreview.venue.matching import Matching
 
-from scholargraph.ranking.reviewers import exchange
-from scholargraph.ranking.reviewers.assign import AssignmentRequest, plan_assignment
+from scholargraph.conference import exchange
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
+from tests.openreview_api import VENUE_ID, upload_scores
 
-VENUE_ID = "ICLR.cc/2027/Conference"
-SUPPORT = "openreview.net/Support"
-
-
-class OpenReviewAPI:
-    """A stand-in for OpenReview's HTTP API (api2.openreview.net), answering from memory the calls the score
-    upload makes: the Affinity_Score invitation, deleting the old edges, posting and counting the new ones."""
-
-    baseurl = "https://api2.openreview.net"
-    token = "not-a-jwt"  # openreview.Client (API 1, built by the venue's GroupBuilder) decodes no profile from it
-
-    def __init__(self):
-        self.posted: list[openreview.api.Edge] = []
-        self.deleted: list[str] = []
-
-    def get_invitation(self, id):
-        return Invitation(id=id, edit={"readers": [VENUE_ID, "${2/tail}"]})
-
-    def delete_edges(self, invitation, *args, **kwargs):
-        self.deleted.append(invitation)
-
-    def post_edges(self, edges):
-        self.posted += edges
-        return edges
-
-    def get_edges_count(self, invitation=None, **kwargs):
-        return sum(1 for e in self.posted if e.invitation == invitation)
-
-
-def upload_scores(score_file: Path, submission_ids: list[str]) -> OpenReviewAPI:
-    """openreview-py's upload of a score file for the venue's reviewers, as Matching.setup does it for a file."""
-    api = OpenReviewAPI()
-    venue = Venue(api, VENUE_ID, SUPPORT)
-    # A venue of OpenReview's templated workflow takes its Affinity_Score invitation from the API (matching.py
-    # line 90) instead of building one: the one invitation call the stub answers.
-    venue.request_form_invitation = f"{SUPPORT}/Venue_Request/-/Conference_Review_Workflow"
-    reviewers = Group(id=venue.get_reviewers_id())
-    matching = Matching(venue, reviewers)
-    submissions = [Note(id=note_id, number=n) for n, note_id in enumerate(submission_ids, start=1)]
-    matching._build_scores_from_file(venue.get_affinity_score_id(reviewers.id), str(score_file), submissions)
-    return api
+from .test_assign_service import assign_a_forced_pair_without_evidence
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -98,13 +55,7 @@ def test_an_assignment_with_a_forced_pair_without_evidence_uploads(tiny, tmp_pat
     from scholargraph.ranking.reviewers.cli import _export
 
     index, model = tiny
-    pool = tmp_path / "pool.txt"
-    pool.write_text("E\nJ\n", encoding="utf-8")
-    force = tmp_path / "force.txt"
-    force.write_text("x0 J\n", encoding="utf-8")
-    request = AssignmentRequest(paper_ids=["x0"], pool_file=str(pool), force_file=str(force), per_paper=2,
-                                max_load=1, evidence_until="submission")
-    outcome = plan_assignment(None, tmp_path, request, index=index, model_and_meta=(model, {"version": "t"}))
+    outcome = assign_a_forced_pair_without_evidence(index, model, tmp_path)
     rows = outcome.rows()
     assert [(r["reviewer"], r["affinity"] is None, r["forced"]) for r in rows] == [("E", False, False),
                                                                                     ("J", True, True)]

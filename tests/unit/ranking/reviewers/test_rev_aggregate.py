@@ -2,8 +2,8 @@
 
 import numpy as np
 
+from scholargraph.conference.submissions import read_candidates
 from scholargraph.ranking.reviewers.aggregate import top_mean
-from scholargraph.ranking.reviewers.query import read_candidates
 
 
 def test_top_mean_over_the_scores_an_owner_has():

@@ -2,9 +2,9 @@
 
 import numpy as np
 
+from scholargraph.conference.conflicts import AUTHOR, COAUTHOR, ConflictChecker
+from scholargraph.conference.submissions import ReviewerPool
 from scholargraph.ranking.reviewers.cof import CoF
-from scholargraph.ranking.reviewers.coi import AUTHOR, COAUTHOR, ConflictChecker
-from scholargraph.ranking.reviewers.query import ReviewerPool
 
 from .conftest import make_evidence, submission
 

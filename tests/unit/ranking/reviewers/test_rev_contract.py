@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from scholargraph.conference.submissions import ReviewerPool
 from scholargraph.ranking.contract import Ranker
 from scholargraph.ranking.reviewers.evidence import QUERY_FEATURES
-from scholargraph.ranking.reviewers.query import ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import MODEL_NAME, MODEL_VERSION, RecoRank
 from scholargraph.ranking.reviewers.reco_rank_net import RecoRankConfig
 

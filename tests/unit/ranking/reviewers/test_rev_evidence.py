@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from scholargraph.conference.submissions import ReviewerPool
 from scholargraph.errors import NotFitted, UsageError
 from scholargraph.ranking.reviewers.evidence import CITATION_PARTS, QUERY_FEATURES, EvidenceIndex, topic_similarity
-from scholargraph.ranking.reviewers.query import ReviewerPool
 
 from .conftest import submission, tiny_world
 

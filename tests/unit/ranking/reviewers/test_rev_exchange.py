@@ -9,17 +9,15 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from scholargraph.errors import UsageError
-from scholargraph.ranking.reviewers import service
-from scholargraph.ranking.reviewers.assign import AssignmentRequest, plan_assignment
-from scholargraph.ranking.reviewers.declared import (
+from scholargraph.conference.assignment.plan import AssignmentRequest
+from scholargraph.conference.declared import (
     HOTCRP,
     HOTCRP_PC_CONFLICTS,
     OPENREVIEW,
     PAIRS,
     read_declared,
 )
-from scholargraph.ranking.reviewers.exchange import (
+from scholargraph.conference.exchange import (
     EmailBook,
     Pair,
     export,
@@ -27,6 +25,9 @@ from scholargraph.ranking.reviewers.exchange import (
     read_email_file,
     unscored_path,
 )
+from scholargraph.errors import UsageError
+from scholargraph.ranking.reviewers import service
+from scholargraph.ranking.reviewers.assign import plan_assignment
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 
 from .test_rev_service import world as service_world

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from scholargraph.conference.submissions import ReviewerPool
 from scholargraph.errors import UsageError
 from scholargraph.ranking.reviewers.expertise import (
     bootstrap_interval,
@@ -10,7 +11,6 @@ from scholargraph.ranking.reviewers.expertise import (
     read_expertise_qrels,
     reviewer_loss_terms,
 )
-from scholargraph.ranking.reviewers.query import ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 
 from .conftest import submission

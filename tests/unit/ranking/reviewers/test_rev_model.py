@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
+from scholargraph.conference.submissions import ReviewerPool
 from scholargraph.errors import NotFitted, UsageError
-from scholargraph.ranking.reviewers.query import ReviewerPool
 from scholargraph.ranking.reviewers.reco_rank import RecoRank
 from scholargraph.ranking.reviewers.reco_rank_net import NO_HISTORY_SCORE, RecoRankNet, evidence_batch
 from scholargraph.ranking.reviewers.training import TrainingQuery, pairwise_loss, self_supervised_queries

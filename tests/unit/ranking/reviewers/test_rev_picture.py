@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from scholargraph.conference.submissions import ReviewerPool
 from scholargraph.ranking.reviewers.picture import evidence_graph
-from scholargraph.ranking.reviewers.query import ReviewerPool
 
 from .conftest import submission
 from .test_rev_model import untrained

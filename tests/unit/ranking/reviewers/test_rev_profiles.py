@@ -8,11 +8,12 @@ import json
 
 import pytest
 
+from scholargraph.conference import profiles
+from scholargraph.conference.profiles import ExpertiseSettings, parse_weight
 from scholargraph.errors import UsageError
 from scholargraph.graph.memory_store import InMemoryStore
 from scholargraph.graph.records import Author, Authorship, Paper, PaperBundle, Venue
-from scholargraph.ranking.reviewers import profiles, service
-from scholargraph.ranking.reviewers.profiles import ExpertiseSettings, parse_weight
+from scholargraph.ranking.reviewers import service
 
 FIELDS = {"a": ("zorblat quenfir mavotel", "trisk"), "b": ("plonko vendrix caluth", "obrenna")}
 SUBMISSION = {"id": "sub1", "title": "zorblat quenfir mavotel", "abstract": "zorblat quenfir mavotel study"}
@@ -202,7 +203,8 @@ def test_the_reviewers_job_honours_the_settings(trained, store):
 
 
 def test_assign_honours_the_settings_and_reports_them(trained, store, tmp_path):
-    from scholargraph.ranking.reviewers.assign import AssignmentRequest, plan_assignment
+    from scholargraph.conference.assignment.plan import AssignmentRequest
+    from scholargraph.ranking.reviewers.assign import plan_assignment
 
     _, models, index = trained
     model_and_meta = service.load_model(models)

@@ -15,8 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from scholargraph.errors import UsageError
-from scholargraph.ranking.reviewers.assignment import (
+from scholargraph.conference.assignment import (
     Assignment,
     AssignmentProblem,
     InfeasibleAssignment,
@@ -34,8 +33,9 @@ from scholargraph.ranking.reviewers.assignment import (
     solve_network,
     summarize,
 )
-from scholargraph.ranking.reviewers.assignment import dispatch as dispatch_module
-from scholargraph.ranking.reviewers.assignment import milp as milp_module
+from scholargraph.conference.assignment import dispatch as dispatch_module
+from scholargraph.conference.assignment import milp as milp_module
+from scholargraph.errors import UsageError
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

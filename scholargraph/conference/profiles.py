@@ -12,11 +12,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from scholargraph.conference.submissions import ReviewerPool
 from scholargraph.errors import UsageError
 from scholargraph.graph.ids import EXPECTED, IdResolver, output_id
 from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
 from scholargraph.graph.store import EXPERTISE_PROPERTIES, to_camel
-from scholargraph.ranking.reviewers.query import ReviewerPool
 from scholargraph.user_files import Warn, no_warning, read_jsonl
 
 # The Author properties (snake_case here; camelCase in the graph: expertiseExcluded, expertiseSince,

@@ -37,11 +37,11 @@ class Query:
     title: str = ""
     lexical_vector: sp.csr_matrix | None = None  # 1 x V TF-IDF row, when the index has lexical vectors
     # The year the submission carries, kept when the evidence is not cut: the co-author conflict window
-    # ends there (coi.py), as a chair's conference tool counts it.
+    # ends there (conference/conflicts.py), as a chair's conference tool counts it.
     submission_year: int | None = None
     # What the submission itself says of its authors (HotCRP's paper JSON, a --queries file): lower-cased
     # emails and affiliation names, for the institution and email-domain conflicts of authors the graph
-    # does not know (coi.py). Emails are personal data: never printed.
+    # does not know (conference/conflicts.py). Emails are personal data: never printed.
     author_emails: tuple[str, ...] = ()
     author_affiliations: tuple[str, ...] = ()
 
@@ -178,6 +178,18 @@ class ReviewerPool:
             papers.eliminate_zeros()
         names = [names_all[a] if a >= 0 else None for a in rows]
         return cls(list(author_ids), rows, names, papers)
+
+
+def read_ids(path: str, what: str = "--pool", warn: Warn = no_warning) -> list[str]:
+    """Ids as a file gives them, one per line (its first field; blank lines and `#` comments skipped), each
+    once (a repeat is reported through `warn`). They are user ids: resolve them (graph.ids.IdResolver)
+    before looking them up."""
+    repeats = Repeats(what, path, "id")
+    ids = [parts[0] for n, parts in data_lines(path, what) if repeats.first(parts[0], n)]
+    if not ids:
+        raise bad_line(what, path, None, "holds no ids (expected one id per line)")
+    repeats.report(warn)
+    return ids
 
 
 def read_candidates(path: str, what: str = "--candidates", warn: Warn = no_warning) -> dict[str, list[str]]:

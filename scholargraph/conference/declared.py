@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scholargraph.conference.conflicts import ConflictChecker
+from scholargraph.conference.exchange import EmailBook
+from scholargraph.conference.submissions import Query, ReviewerPool
 from scholargraph.errors import UsageError
 from scholargraph.graph.ids import output_id
-from scholargraph.ranking.reviewers.coi import ConflictChecker
-from scholargraph.ranking.reviewers.exchange import EmailBook
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 from scholargraph.user_files import (
     INTEGER,
     Repeats,

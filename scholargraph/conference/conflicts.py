@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scholargraph.conference.submissions import Query, ReviewerPool
 from scholargraph.graph.ids import output_id
 from scholargraph.graph.records import fold_name, parse_affiliation
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
-from scholargraph.ranking.reviewers.query import Query, ReviewerPool
 
 AUTHOR = "author"
 COAUTHOR = "coauthor"
