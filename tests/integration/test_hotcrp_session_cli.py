@@ -79,5 +79,24 @@ def test_hotcrp_downloads_to_an_assignment(neo4j_settings, tmp_path):
             assert ("101", "pc1@uni-b.edu") in assigned and ("102", "pc1@uni-b.edu") not in assigned  # their own
             assert "email domain" in out.stderr and "institution" in out.stderr and "declared (hotcrp" in out.stderr
             assert "@" not in out.stderr
+
+            # The conflicts file as Excel saves it (a byte-order mark, CRLF, the header in capitals, a row twice)
+            # assigns as the clean file does; one that applies to nothing is refused (--allow-empty: the unit tests).
+            def assign(conflicts: list[str], *more: str, check: bool = True):
+                return cli(env, "reviewers", "assign", "--queries", str(tmp_path / "subs.jsonl"),
+                           "--pool", str(tmp_path / "pool.txt"), *conflicts, "--per-paper", "1", "--max-load", "2",
+                           "--format", "hotcrp", *more, check=check)
+
+            lines = (tmp_path / "c.csv").read_text(encoding="utf-8").splitlines()
+            excel = tmp_path / "c-excel.csv"
+            excel.write_bytes(("\ufeff" + "\r\n".join([lines[0].upper(), *lines[1:], lines[1]]) + "\r\n").encode())
+            saved = assign(["--conflicts", str(excel)])
+            assert saved.stdout == out.stdout and "1 repeated" in saved.stderr
+            nothing = tmp_path / "nothing.csv"
+            nothing.write_text(f"{lines[0]}\n999,conflict,pc0@cs.uni-a.edu,collaborator\n", encoding="utf-8")
+            refused = assign(["--conflicts", str(nothing)], check=False)
+            assert refused.returncode == 2 and refused.stdout == "" and refused.stderr.splitlines()[-1] == (
+                f"scholargraph: --conflicts {nothing}: none of its 1 row(s) applies to this run: it changes "
+                f"nothing; check its ids, or give --allow-empty to go on")
         finally:
             store.reset()

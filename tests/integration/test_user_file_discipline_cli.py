@@ -1,7 +1,9 @@
 """The input discipline of tests/unit/test_user_file_discipline.py where the reading happens in a command that needs
 Neo4j: a file saved by Excel (a byte-order mark, CRLF, a header in capitals, a row twice) gives what the clean file
-gives (`ingest hotcrp-pc`, `reviewers conflicts --pool`, `reviewers recommend|assign --conflicts`), and a file
-that applies to nothing of the run exits 2 with one line unless --allow-empty."""
+gives (`ingest hotcrp-pc`, `reviewers conflicts --pool`), and a PC list that applies to nothing of the run exits 2
+with one line unless --allow-empty. `reviewers assign --conflicts` with an Excel file and with one that applies to
+nothing is in the HotCRP chair's session (test_hotcrp_session_cli.py); `recommend --conflicts` in
+tests/unit/test_user_file_discipline.py."""
 
 from __future__ import annotations
 
@@ -9,11 +11,8 @@ import csv
 import io
 import json
 
-import pytest
-
 from scholargraph.graph.records import Author, Authorship, Paper, PaperBundle
 from tests.conftest import cli_env, open_test_store
-from tests.integration.test_assign_cli import trained_synth_graph
 from tests.integration.test_ids_cli import cli
 
 BOM = "\ufeff"
@@ -81,48 +80,5 @@ def test_an_excel_pc_list_and_pool_read_as_the_clean_files(neo4j_settings, tmp_p
                                        csv.DictReader(io.StringIO(run.stdout))] for run in runs)
             assert excel_rows == clean_rows == [("s2author:1", "author"), ("s2author:2", "coauthor")]
             assert "1 repeated id(s) kept once, e.g. line 4 (as line 1)" in runs[1].stderr
-        finally:
-            store.reset()
-
-
-@pytest.mark.long(reason="a trained synthetic graph through the CLI")
-def test_recommend_and_assign_take_an_excel_conflicts_file_and_refuse_one_that_applies_to_nothing(
-        neo4j_settings, tmp_path):
-    env = cli_env(neo4j_settings, tmp_path / "home")
-    with open_test_store(neo4j_settings) as store:
-        store.apply_schema()
-        store.reset()
-        try:
-            corpus = trained_synth_graph(env, tmp_path, 200)
-            records = sorted((json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()
-                              if line.strip()), key=lambda r: (r.get("year") or 0, r["id"]))
-            papers = [arg for r in records[-3:] for arg in ("--paper", r["id"])]
-            top = list(csv.DictReader(io.StringIO(cli(env, "reviewers", "recommend", *papers[:2], "--k", "3",
-                                                      "--format", "csv").stdout)))[0]
-            paper, reviewer = top["query"], top["reviewer_id"]
-            emails = excel(tmp_path / "emails.csv", ["reviewer_id,email", f"{reviewer},r@uni.example"])
-            conflicts = ["paper,action,email", f"{paper},conflict,r@uni.example"]
-            files = {"clean": plain(tmp_path / "c.csv", conflicts), "excel": excel(tmp_path / "cx.csv", conflicts, 1)}
-
-            def run(command: list[str], *args: str, check: bool = True):
-                return cli(env, "reviewers", *command, *papers, "--format", "csv", "--emails", emails, *args,
-                           check=check)
-
-            for command, ruled_out in ((["recommend", "--k", "3"], "1 (submission, reviewer) pair(s) are never "
-                                        "suggested: declared (hotcrp) 1"),
-                                       (["assign", "--per-paper", "2", "--max-load", "3"], "declared conflicts ruled "
-                                        "out: 1 (submission, reviewer) pair(s): declared (hotcrp) 1")):
-                clean, done = (run(command, "--conflicts", files[k]) for k in ("clean", "excel"))
-                pairs = {(r.get("query") or r["paper"], r.get("reviewer_id") or r["reviewer"])
-                         for r in csv.DictReader(io.StringIO(done.stdout))}
-                assert done.stdout == clean.stdout and pairs and (paper, reviewer) not in pairs
-                assert ruled_out in done.stderr and "read as HotCRP bulk assignments" in done.stderr
-                nothing = plain(tmp_path / "nothing.csv", ["paper,action,email", "nope,conflict,r@uni.example"])
-                refused = run(command, "--conflicts", nothing, check=False)
-                assert refused.returncode == 2 and refused.stdout == "" and refused.stderr.splitlines()[-1] == (
-                    f"scholargraph: --conflicts {nothing}: none of its 1 row(s) applies to this run: it changes "
-                    f"nothing; check its ids, or give --allow-empty to go on")
-                allowed = run(command, "--conflicts", nothing, "--allow-empty")
-                assert allowed.stdout == run(command).stdout and "(--allow-empty)" in allowed.stderr
         finally:
             store.reset()
