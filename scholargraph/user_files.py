@@ -28,10 +28,15 @@ def no_warning(message: str) -> None:
     """The `warn` of a caller with nobody to tell (a library call): what a reader reports is dropped."""
 
 
-def examples(items: Sequence[str], n: int = MAX_EXAMPLES) -> str:
-    """`e.g. a, b, c and 4 more`: the few items a warning names."""
+def examples(items: Sequence[str], n: int = MAX_EXAMPLES, lead: str = "e.g. ") -> str:
+    """`e.g. a, b, c and 4 more`: the few items a warning names (`lead` before them)."""
     more = len(items) - n
-    return "e.g. " + ", ".join(items[:n]) + (f" and {more:,} more" if more > 0 else "")
+    return lead + ", ".join(items[:n]) + (f" and {more:,} more" if more > 0 else "")
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 reviewer`, `2,500 reviewers`: a number and its noun (`plural` where adding an s is wrong)."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _too_many_digits(exc: ValueError) -> bool:
@@ -55,14 +60,18 @@ def bad_line(what: str, path: str | Path, line: int | None, reason: str) -> Usag
     return UsageError(f"{_where(what, path, line)}: {reason}")
 
 
-class Repeats:
-    """What one user's file gives more than once (`noun`: what an entry is, singular). An entry repeated
-    with the same value is kept once and reported (`report`: count and examples by line, so that an email
-    is never echoed); repeated with another value, the file contradicts itself, and which line holds is not
-    ours to guess: a UsageError naming both lines."""
 
-    def __init__(self, what: str, path: str | Path, noun: str):
-        self.what, self.path, self.noun = what, path, noun
+
+class Repeats:
+    """What one user's file gives more than once (`noun`: what an entry is, singular, with a regular plural;
+    `by`: what makes two entries the same, when the noun does not say it: the warning says `2 repeated PC
+    members (by email) kept once`). An entry repeated with the same value is kept once and reported
+    (`report`: count and examples by line, so that an email is never echoed); repeated with another value,
+    the file contradicts itself, and which line holds is not ours to guess: a UsageError naming both lines."""
+
+    def __init__(self, what: str, path: str | Path, noun: str, by: str | None = None):
+        self.what, self.path = what, path
+        self.noun, self.by = noun, by
         self._first: dict[Hashable, tuple[int, object]] = {}
         self.repeated: list[tuple[int, int]] = []  # (line of the repeat, line it repeats)
 
@@ -82,8 +91,9 @@ class Repeats:
         if not self.repeated:
             return None
         shown = examples([f"line {n} (as line {first})" for n, first in self.repeated])
-        return (f"warning: {_where(self.what, self.path)}: {len(self.repeated):,} repeated {self.noun}(s) kept "
-                f"once, {shown}")
+        by = f" (by {self.by})" if self.by else ""
+        return (f"warning: {_where(self.what, self.path)}: {count(len(self.repeated), 'repeated ' + self.noun)}{by} "
+                f"kept once, {shown}")
 
     def report(self, warn: Warn) -> None:
         message = self.warning()
@@ -91,15 +101,16 @@ class Repeats:
             warn(message)
 
 
-def require_effect(what: str, path: str | Path, given: int, noun: str, allow_empty: bool, warn: Warn) -> None:
+def require_effect(what: str, path: str | Path, given: int, noun: str, allow_empty: bool, warn: Warn,
+                   check: str = "check its ids") -> None:
     """A file of `given` entries none of which applies to this run would change nothing: most likely the
     wrong file, or ids of another form. It is a UsageError (exit 2, as every bad input) unless the user
-    says it may be so (--allow-empty: a warning, and the run goes on)."""
+    says it may be so (--allow-empty: a warning, and the run goes on). `check`: what the user should look at."""
     message = f"{_where(what, path)}: none of its {given:,} {noun}(s) applies to this run: it changes nothing"
     if allow_empty:
         warn(f"warning: {message} (--allow-empty)")
         return
-    raise UsageError(f"{message}; check its ids, or give --allow-empty to go on")
+    raise UsageError(f"{message}; {check}, or give --allow-empty to go on")
 
 
 def read_text(path: str | Path, what: str, error: type[UsageError] = UsageError) -> str:
@@ -148,6 +159,13 @@ def table_lines(path: str | Path, what: str) -> Iterator[tuple[int, list[str]]]:
         else:
             parts = text.split("\t") if "\t" in text else text.split()
         yield n, [p.strip() for p in parts]
+
+
+def id_field(field: str) -> str:
+    """The id a table field gives: its first word (an id never holds whitespace), so that a line
+    `~Ann_Lee1,Ann Lee`, `~Ann_Lee1<TAB>Ann Lee` or `~Ann_Lee1 Ann Lee` names ~Ann_Lee1; "" for an empty field."""
+    words = field.split()
+    return words[0] if words else ""
 
 
 def parse_int(text: str, what: str, path: str | Path, line: int, name: str) -> int:
@@ -239,7 +257,7 @@ def read_jsonl(path: str | Path, what: str, fields: Mapping[str, tuple[Check, st
     required field is the record's key: a record repeated is kept once (reported through `warn`), another
     record under the same key is refused."""
     records = []
-    repeats = Repeats(what, path, f"record ({required[0]})" if required else "record")
+    repeats = Repeats(what, path, "record", required[0] if required else None)
     for n, line in text_lines(path, what):
         if not line.strip():
             continue

@@ -5,8 +5,11 @@ One reader for every file of pairs a chair hands `reviewers recommend|assign` (-
 - OpenReview constraints (openreview-matcher `--constraints`): `paper,profile,value` rows, no header; -1 is
   a conflict, 1 a forced assignment, 0 nothing.
 - HotCRP bulk assignments: a header naming `paper` (or `pid`), `action` and `email`; `conflict` rows are
-  conflicts (a `conflict type` of no/none clears one), other actions are not conflicts and are counted.
-- HotCRP's PC-conflicts download (Search > Download > PC conflicts): `paper,title,first,last,email,conflicttype`.
+  conflicts, their type read as HotCRP's upload reads it (scholargraph/hotcrp_conflicts.py): a type with no PC
+  conflict in it (`no`, `n`, `off`, `pinned unconflicted`, ...) is not one and is counted, a type HotCRP
+  refuses (`false`, `clear`, `author`, ...) refuses the file naming the line; other actions are counted.
+- HotCRP's PC-conflicts download (Search > Download > PC conflicts): `paper,title,given_name,family_name,email,
+  conflicttype` (src/listactions/la_get_sub.php line 55; `first,last` before 2024-09), both read.
 - Plain `paper reviewer` pairs (a `paper,reviewer` header is skipped): the --forbid/--force file of old.
 A reviewer is given by an id (qualified or bare) or by an email (the Author nodes' `emails`, or --emails)."""
 
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scholargraph import hotcrp_conflicts
 from scholargraph.conference.conflicts import ConflictChecker
 from scholargraph.conference.exchange import EmailBook
 from scholargraph.conference.submissions import Query, ReviewerPool
@@ -39,9 +43,9 @@ HOTCRP_PC_CONFLICTS = "hotcrp pc conflicts"
 PAIRS = "pairs"
 LAYOUTS = {OPENREVIEW: "OpenReview constraints (paper,profile,-1|0|1)",
            HOTCRP: "HotCRP bulk assignments (paper,action,email)",
-           HOTCRP_PC_CONFLICTS: "HotCRP PC conflicts (paper,title,first,last,email,conflicttype)",
+           HOTCRP_PC_CONFLICTS: "HotCRP PC conflicts (paper,title,given_name,family_name,email,conflicttype; "
+                                "first,last before 2024-09)",
            PAIRS: "`paper reviewer` pairs"}
-_NOT_A_CONFLICT = ("no", "none", "0", "false", "clear")
 
 
 @dataclass(frozen=True)
@@ -149,13 +153,23 @@ def _read_hotcrp(path: str, what: str, rows, header: list[str], paper_col: int) 
         paper, action, email = _cell(parts, paper_col), _cell(parts, action_col).lower(), _cell(parts, email_col)
         if not paper or not action:
             raise bad_line(what, path, n, "a row without its paper or its action")
-        kind = _cell(parts, type_col).lower()
-        if action != "conflict" or kind in _NOT_A_CONFLICT:
+        if action != "conflict":
+            out.other_rows += 1
+            continue
+        text = _cell(parts, type_col)
+        # src/assigners/a_conflict.php lines 102-107 (kohler/hotcrp 0f25da6c): the type after a `old:` matcher
+        # prefix; an author or contact type is refused there. An empty cell reads as the column's absence, "on".
+        ct = hotcrp_conflicts.parse_assignment(text.split(":", 1)[-1] or "on")
+        if ct is None or hotcrp_conflicts.is_author(ct):
+            raise bad_line(what, path, n, f"conflict type {text[:40]!r} is not one HotCRP's upload takes "
+                           "(src/conflict.php parse_assignment): collaborator, advisor, institutional, personal, "
+                           "other, administrative, yes or no, optionally pinned")
+        if not hotcrp_conflicts.is_pc_conflict(ct):
             out.other_rows += 1
             continue
         if not email:
             raise bad_line(what, path, n, "a conflict row without the reviewer's email")
-        out.conflicts.append(DeclaredPair(paper, email, _reason(HOTCRP, "" if kind in ("", "yes") else kind), n))
+        out.conflicts.append(DeclaredPair(paper, email, _reason(HOTCRP, hotcrp_conflicts.type_words(ct)), n))
     return out
 
 
@@ -166,11 +180,15 @@ def _read_pc_conflicts(path: str, what: str, rows, header: list[str], paper_col:
         paper, email = _cell(parts, paper_col), _cell(parts, email_col)
         if not paper or not email:
             raise bad_line(what, path, n, "a row without its paper or the PC member's email")
-        kind = _cell(parts, type_col)
-        if kind.lower() in _NOT_A_CONFLICT:
+        text = _cell(parts, type_col)
+        # HotCRP lists conflicted pairs only, each type in its display text (src/listactions/la_get_sub.php
+        # lines 62-73, kohler/hotcrp 0f25da6c): a text it does not write (a site's translation) is a conflict.
+        ct = hotcrp_conflicts.parse_text(text)
+        if ct is not None and not hotcrp_conflicts.is_conflicted(ct):
             out.other_rows += 1
             continue
-        out.conflicts.append(DeclaredPair(paper, email, _reason(HOTCRP_PC_CONFLICTS, kind.lower()), n))
+        kind = " ".join(text.lower().split()) if ct is None else hotcrp_conflicts.type_words(ct)
+        out.conflicts.append(DeclaredPair(paper, email, _reason(HOTCRP_PC_CONFLICTS, kind), n))
     return out
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from scholargraph.errors import UsageError
 from scholargraph.graph.ids import IdResolver, is_openreview_id, openreview_id, output_id
 from scholargraph.user_files import Repeats, Warn, bad_line, examples, no_warning, require_effect, table_lines
 
@@ -205,7 +206,11 @@ def export(fmt: str, what: str, pairs: Sequence[Pair], emails: Mapping[str, str]
     """`pairs` as tool `fmt` (TOOL_FORMATS) reads them; `what`: "scores" (recommend: one row per suggestion)
     or "assignment" (assign: one row per assigned pair). Nothing is written with a blank or made-up cell: a
     pair without an email (HotCRP, CMT) or, for scores, without a score is left out and listed; an assigned
-    pair without a score leaves OpenReview's file for `unscored_rows`. OpenReview's ids are written bare."""
+    pair without a score leaves OpenReview's file for `unscored_rows`. OpenReview's ids are written bare.
+
+    An OpenReview file without a single scored row is refused (UsageError, before anything is written): a blank
+    line makes openreview-py's `_build_profile_scores` fail on `row[2]`, and any file without rows makes
+    `_build_note_scores` delete the venue's scores and post none."""
     if fmt not in TOOL_FORMATS or what not in ("scores", "assignment"):
         raise ValueError(f"no {what} export to {fmt!r}")
     emails = emails or {}
@@ -226,6 +231,8 @@ def export(fmt: str, what: str, pairs: Sequence[Pair], emails: Mapping[str, str]
     # The score exports: only scored pairs were kept above.
     scored = [(p, a, p.score) for p, a in keep if p.score is not None]
     if fmt == "openreview":
+        if not scored:
+            raise UsageError(_nothing_to_upload(what, len(pairs), result.no_score))
         # OpenReview knows its own ids bare: a qualified `openreview:~Ann_Lee1` names no profile there.
         result.text = _csv([openreview_id(p.paper), openreview_id(p.reviewer), _score(v)] for p, _, v in scored)
         result.unscored_rows = _csv([openreview_id(p.paper), openreview_id(p.reviewer)]
@@ -244,6 +251,15 @@ def export(fmt: str, what: str, pairs: Sequence[Pair], emails: Mapping[str, str]
     else:
         result.text = cmt_assignments(keep)
     return result
+
+
+def _nothing_to_upload(what: str, n_pairs: int, no_score: Sequence[str]) -> str:
+    """Why an OpenReview file is not written, in one line."""
+    pairs = "assigned pair(s)" if what == "assignment" else "suggestion(s)"
+    why = (f"none of the {n_pairs:,} {pairs} has a score (no eligible evidence: {examples(no_score)})" if n_pairs
+           else f"there is no {pairs[:-3]} to write")
+    return (f"openreview: {why}; no file written: OpenReview's upload of a file without a score row deletes the "
+            f"venue's affinity scores and posts none")
 
 
 def unscored_path(out: str) -> str:

@@ -17,7 +17,7 @@ from scholargraph.errors import UsageError
 from scholargraph.graph.ids import EXPECTED, IdResolver, output_id
 from scholargraph.graph.snapshot import NO_VENUE, NO_YEAR, GraphSnapshot
 from scholargraph.graph.store import EXPERTISE_PROPERTIES, to_camel
-from scholargraph.user_files import Warn, no_warning, read_jsonl
+from scholargraph.user_files import MAX_EXAMPLES, Warn, no_warning, read_jsonl
 
 # The Author properties (snake_case here; camelCase in the graph: expertiseExcluded, expertiseSince,
 # expertiseRecentYears, expertiseWeights). Ingest never writes them, so a re-ingest keeps them.
@@ -26,7 +26,6 @@ assert tuple(to_camel(p) for p in PROPERTIES) == EXPERTISE_PROPERTIES, "the stor
 # What `profile clear --what` names.
 PARTS = ("exclude", "since", "recent", "weights")
 WEIGHT_KINDS = ("source", "venue")
-MAX_EXAMPLES = 5
 _SOURCE = re.compile(r"[a-z][a-z0-9_-]{0,31}")  # a source prefix, as ids qualify them (s2, aminer, dblp)
 
 

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from scholargraph.graph.ids import output_id
 from scholargraph.graph.snapshot import NO_YEAR, GraphSnapshot
-from scholargraph.user_files import Repeats, Warn, bad_line, data_lines, no_warning
+from scholargraph.user_files import Repeats, Warn, bad_line, id_field, no_warning, table_lines
 
 # --- the submission ---------------------------------------------------------------------------------
 
@@ -181,11 +181,12 @@ class ReviewerPool:
 
 
 def read_ids(path: str, what: str = "--pool", warn: Warn = no_warning) -> list[str]:
-    """Ids as a file gives them, one per line (its first field; blank lines and `#` comments skipped), each
-    once (a repeat is reported through `warn`). They are user ids: resolve them (graph.ids.IdResolver)
-    before looking them up."""
+    """Ids as a file gives them, one per line (its first field, the line comma-, tab- or space-separated as
+    user_files.table_lines reads it, so that Excel's `id,name` rows work; blank lines, `#` comments and lines
+    with an empty first field skipped), each once (a repeat is reported through `warn`). They are user ids:
+    resolve them (graph.ids.IdResolver) before looking them up."""
     repeats = Repeats(what, path, "id")
-    ids = [parts[0] for n, parts in data_lines(path, what) if repeats.first(parts[0], n)]
+    ids = [given for n, parts in table_lines(path, what) if (given := id_field(parts[0])) and repeats.first(given, n)]
     if not ids:
         raise bad_line(what, path, None, "holds no ids (expected one id per line)")
     repeats.report(warn)
@@ -194,15 +195,17 @@ def read_ids(path: str, what: str = "--pool", warn: Warn = no_warning) -> list[s
 
 def read_candidates(path: str, what: str = "--candidates", warn: Warn = no_warning) -> dict[str, list[str]]:
     """Candidates per query, ids as the file gives them: TREC qrels or run lines (`qid 0 cand rel ...`, four
-    fields or more: the third is the candidate) or `qid cand [anything]` (two or three fields: the second);
-    blank lines and `#` comments skipped. A candidate listed twice for a query is kept once (`warn` says so)."""
+    fields or more: the third is the candidate) or `qid cand [anything]` (two or three fields: the second),
+    comma-, tab- or space-separated (user_files.table_lines); blank lines and `#` comments skipped. A
+    candidate listed twice for a query is kept once (`warn` says so)."""
     out: dict[str, list[str]] = {}
     repeats = Repeats(what, path, "candidate")
-    for n, parts in data_lines(path, what):
-        if len(parts) >= 2:
-            candidate = parts[2] if len(parts) >= 4 else parts[1]
-            if repeats.first((parts[0], candidate), n):
-                out.setdefault(parts[0], []).append(candidate)
+    for n, parts in table_lines(path, what):
+        if len(parts) < 2:
+            continue
+        query, candidate = id_field(parts[0]), id_field(parts[2] if len(parts) >= 4 else parts[1])
+        if query and candidate and repeats.first((query, candidate), n):
+            out.setdefault(query, []).append(candidate)
     if not out:
         raise bad_line(what, path, None, "holds no candidates (expected `qid 0 candidate grade` or `qid candidate`)")
     repeats.report(warn)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from scholargraph.errors import UsageError
 from scholargraph.graph.records import author_name_key, fold_id, has_whitespace, normalize_doi
+from scholargraph.user_files import MAX_EXAMPLES, examples
 
 KINDS = ("paper", "author", "topic", "venue")
 
@@ -33,7 +34,6 @@ EXPECTED = {
 
 # A source prefix is a short lower-case word; a DOI's '10.1023/a' before its first ':' is not one.
 _PREFIX = re.compile(r"[a-z][a-z0-9_-]{0,31}")
-MAX_EXAMPLES = 5
 
 # lookup(kind, {given: [forms]}) -> {given: [node ids]}: the nodes of `kind` that one of the forms names
 # (the node id itself, a paper alias, an author's source id). The store answers it with one query.
@@ -110,15 +110,12 @@ class Resolution:
         return {node: g for g, node in self.ids.items() if node != g}
 
     def _examples(self) -> str:
-        shown = []
-        for g in self.unknown[:MAX_EXAMPLES]:
-            if g in self.ambiguous:
-                nodes = self.ambiguous[g]
-                shown.append(f"{g} (ambiguous: {', '.join(nodes[:3])}{', ...' if len(nodes) > 3 else ''})")
-            else:
-                shown.append(g)
-        more = len(self.unknown) - len(shown)
-        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+        def shown(g: str) -> str:
+            nodes = self.ambiguous.get(g)
+            return f"{g} (ambiguous: {', '.join(nodes[:3])}{', ...' if len(nodes) > 3 else ''})" if nodes else g
+
+        unknown = self.unknown
+        return examples([shown(g) for g in unknown[:MAX_EXAMPLES]] + unknown[MAX_EXAMPLES:], lead="")
 
     def warning(self, what: str) -> str | None:
         """One line for stderr when some ids are unknown (None when all are known)."""

@@ -16,6 +16,7 @@ from scholargraph.server.connect import open_store
 
 HOTCRP_PC = "hotcrp-pc"  # not a dump of papers: a PC list matched to the graph's authors
 HOTCRP_PAPERS = "hotcrp-papers"  # submissions, not graph papers: written as a --queries file
+EMPTY_FILES = (HOTCRP_PC, HOTCRP_PAPERS)  # the formats whose file may change nothing: --allow-empty's
 
 
 @click.command("ingest")
@@ -53,7 +54,7 @@ HOTCRP_PAPERS = "hotcrp-papers"  # submissions, not graph papers: written as a -
                    "$SCHOLARGRAPH_HOME/hotcrp/conflicts.csv).")
 @click.option("--pool-out", type=click.Path(dir_okay=False), default=None,
               help="hotcrp-pc: write the graph ids of the PC members matched, one per line (a --pool file).")
-@allow_empty_option("hotcrp-pc's PC list")
+@allow_empty_option(f"{HOTCRP_PC}'s PC list (no member matched) or {HOTCRP_PAPERS}' paper JSON (no paper left)")
 @click.pass_obj
 def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str | None, max_bad_ratio: float,
                    restart: bool, batch_size: int, writers: int, parse_workers: int | None, bulk: bool,
@@ -75,12 +76,17 @@ def ingest_command(obj, fmt: str, paths: tuple[str, ...], quarantine_file: str |
     are skipped, and their pc_conflicts a --conflicts file. The graph is not touched.
     """
     settings = obj.settings
+    if allow_empty and fmt not in EMPTY_FILES:
+        from scholargraph.errors import UsageError
+
+        raise UsageError(f"--allow-empty applies to ingest {' and '.join(EMPTY_FILES)} only (a file that would "
+                         f"change nothing); ingest {fmt} quarantines what it cannot read (--max-bad-ratio)")
     if fmt == HOTCRP_PC:
         _ingest_pc_list(obj, paths, pool_out, allow_empty)
         return
     quarantine = Path(quarantine_file) if quarantine_file else settings.home / "quarantine" / f"ingest-{fmt}.jsonl"
     if fmt == HOTCRP_PAPERS:
-        _ingest_hotcrp_papers(obj, paths, quarantine, max_bad_ratio, submissions_out, conflicts_out)
+        _ingest_hotcrp_papers(obj, paths, quarantine, max_bad_ratio, submissions_out, conflicts_out, allow_empty)
         return
     t0 = time.perf_counter()
     if parse_workers is None:
@@ -123,15 +129,15 @@ def _openreview_side_files(obj, paths: tuple[str, ...], quarantine: Path, submis
     )
 
     folders = [p for p in paths if Path(p).is_dir()]
-    submissions, profiles, rejected = [], [], []
+    found = read_submissions(folders)  # all folders at once: a note id given twice is kept once
+    submissions, profiles, rejected = found.records, [], list(found.rejected)
     for folder in folders:
-        found = read_submissions(folder)
-        submissions += found.records
         people, bad_profiles = read_profiles(folder)
         profiles += people
-        rejected += found.rejected + bad_profiles.rejected
+        rejected += bad_profiles.rejected
     target = Path(submissions_out) if submissions_out else obj.settings.home / "openreview" / "submissions.jsonl"
-    lines, bad_matches = archive_lines(paths, target)  # match_submissions.jsonl, dates in seconds
+    lines, bad_matches = archive_lines(paths, target)  # match_submissions.jsonl
+    lines += found.lines("submissions")
     rejected += bad_matches
     if rejected:
         sink = Quarantine(quarantine, "openreview")
@@ -157,14 +163,11 @@ def _ingest_pc_list(obj, paths: tuple[str, ...], pool_out: str | None, allow_emp
     --allow-empty."""
     from scholargraph.errors import UsageError
     from scholargraph.ingest.hotcrp import match_pc, read_pc_list, store_pc_details, write_pool
-    from scholargraph.user_files import Repeats, require_effect
+    from scholargraph.user_files import require_effect
 
     if len(paths) != 1:
         raise UsageError("ingest hotcrp-pc takes one file: HotCRP's PC info CSV")
-    repeats = Repeats("hotcrp-pc", paths[0], "PC member (email)")
-    members = [m for m in read_pc_list(paths[0], "hotcrp-pc")
-               if repeats.first(m.email, m.line, (m.name, m.affiliation))]
-    repeats.report(warn)
+    members = read_pc_list(paths[0], "hotcrp-pc", warn)
     with open_store(obj.settings, quiet=obj.quiet) as store:
         match = match_pc(store, members)
         store_pc_details(store, match)
@@ -179,16 +182,18 @@ def _ingest_pc_list(obj, paths: tuple[str, ...], pool_out: str | None, allow_emp
 
 
 def _ingest_hotcrp_papers(obj, paths: tuple[str, ...], quarantine: Path, max_bad_ratio: float,
-                          submissions_out: str | None, conflicts_out: str | None) -> None:
-    """`ingest hotcrp-papers FILE`: a bad file exits 2 (UsageError), bad papers are quarantined and counted."""
+                          submissions_out: str | None, conflicts_out: str | None, allow_empty: bool) -> None:
+    """`ingest hotcrp-papers FILE`: a bad file exits 2 (UsageError), bad papers are quarantined and counted; a
+    file with no paper left to write (every one withdrawn) changes nothing: exit 2 unless --allow-empty."""
     from scholargraph.errors import UsageError
     from scholargraph.ingest.hotcrp import PAPERS, read_papers, write_conflicts
     from scholargraph.ingest.loader import Quarantine
     from scholargraph.ingest.openreview import write_queries
+    from scholargraph.user_files import require_effect
 
     if len(paths) != 1:
         raise UsageError("ingest hotcrp-papers takes one file: HotCRP's paper JSON")
-    found = read_papers(paths[0], PAPERS)
+    found = read_papers(paths[0], PAPERS, warn)
     click.echo(f"ingest hotcrp-papers: {paths[0]}")
     for line in found.lines():
         click.echo("  " + line)
@@ -217,6 +222,9 @@ def _ingest_hotcrp_papers(obj, paths: tuple[str, ...], quarantine: Path, max_bad
         click.echo(f"scholargraph: {ratio:.2%} of papers quarantined, above --max-bad-ratio {max_bad_ratio:.2%}; "
                    f"see {quarantine}", err=True)
         sys.exit(3)
+    if not found.records:
+        require_effect(HOTCRP_PAPERS, paths[0], found.withdrawn + len(found.rejected), "paper", allow_empty, warn,
+                       check="no paper is left that is not withdrawn (is it the conference's export?)")
 
 
 def _echo_migration(counts: dict[str, int]) -> None:

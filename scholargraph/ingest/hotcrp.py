@@ -14,9 +14,11 @@ from pathlib import Path
 
 from scholargraph.graph.ids import MAX_EXAMPLES, output_id
 from scholargraph.graph.records import affiliation_entry, fold_id, fold_name, paper_text
+from scholargraph.hotcrp_conflicts import CT_DEFAULT, is_author, upload_type
+from scholargraph.hotcrp_conflicts import parse_json as hotcrp_conflict
 from scholargraph.ingest.normalize import clean_text
 from scholargraph.ingest.openreview import ChairFile, merge_author_details, rejected_entry
-from scholargraph.user_files import bad_line, parse_json, read_text
+from scholargraph.user_files import Repeats, Warn, bad_line, count, no_warning, parse_json, read_text
 
 # The CSV a chair downloads from HotCRP's Users page (PC members, select all, Download "PC info"), in
 # kohler/hotcrp src/pages/p_users.php `handle_pcinfo`: given_name,family_name,email,affiliation[,orcid][,country]
@@ -37,9 +39,13 @@ FULL_NAME_KEYS = ("name", "fullname")
 @dataclass(frozen=True)
 class PcMember:
     line: int
-    name: str
+    name: str  # "" for a member listed without a name: matched by email only
     email: str
     affiliation: str | None
+
+    def example(self) -> str:
+        """How a summary names the member: by line and name, never by email."""
+        return f"line {self.line} {self.name or '(no name)'}"
 
 
 def person_name(fields: dict[str, object]) -> str:
@@ -58,11 +64,14 @@ def person_name(fields: dict[str, object]) -> str:
     return first_text(FULL_NAME_KEYS) or " ".join(p for p in (given, family) if p)
 
 
-def read_pc_list(path: str, what: str = "PC list") -> list[PcMember]:
-    """The rows of a HotCRP PC info CSV, each with the line it starts on (a member listed twice is the caller's
-    to keep once); a missing column, or a row without an email or a name, is a UsageError naming the file and
-    the line (read before the store is opened)."""
+def read_pc_list(path: str, what: str = "PC list", warn: Warn = no_warning) -> list[PcMember]:
+    """The rows of a HotCRP PC info CSV, each with the line it starts on; a missing column, or a row without an
+    email, is a UsageError naming the file and the line (read before the store is opened). A member without a
+    name is kept with name "": match_pc finds members by email first, and says how many had no name. A member
+    listed twice (the same email) is kept once and reported through `warn`; listed again with another name or
+    affiliation, the file is refused naming both lines (user_files.Repeats)."""
     reader = csv.reader(io.StringIO(read_text(path, what)))
+    repeats = Repeats(what, path, "PC member", by="email")
     members = []
     try:
         header = [cell.strip().lower() for cell in next(reader, [])]
@@ -82,32 +91,39 @@ def read_pc_list(path: str, what: str = "PC list") -> list[PcMember]:
             name = person_name(cells)
             if "@" not in email:
                 raise bad_line(what, path, n, "no email address in the email column")
-            if not name:
-                raise bad_line(what, path, n, "no name (given_name, family_name or name)")
-            members.append(PcMember(n, name, email, clean_text(str(cells.get("affiliation", "")))))
+            affiliation = clean_text(str(cells.get("affiliation", "")))
+            if repeats.first(email, n, (name, affiliation)):
+                members.append(PcMember(n, name, email, affiliation))
     except csv.Error as exc:
         raise bad_line(what, path, reader.line_num or None, f"not CSV ({exc})") from None
     if not members:
         raise bad_line(what, path, None, "holds no PC members")
+    repeats.report(warn)
     return members
 
 
 @dataclass
 class PcMatch:
-    """Members matched to graph authors, and those that matched none or several (by line)."""
+    """Members matched to graph authors, and those that matched none or several (by line); those listed
+    without a name, which only their email can match."""
 
     matched: dict[str, PcMember] = field(default_factory=dict)  # author id -> member
     unmatched: list[PcMember] = field(default_factory=list)
     ambiguous: list[tuple[PcMember, list[str]]] = field(default_factory=list)
+    nameless: list[PcMember] = field(default_factory=list)
 
     def lines(self, path: str) -> list[str]:
         """The summary: counts, and a few examples of what did not match by line and name (never an email)."""
         out = [f"PC members: {len(self.matched)} matched to graph authors"]
+        if self.nameless:
+            shown = ", ".join(f"line {m.line}" for m in self.nameless[:MAX_EXAMPLES])
+            out.append(f"{count(len(self.nameless), 'member', 'members')} without a name (given_name, family_name "
+                       f"or name): matched by email only, e.g. {shown}")
         if self.unmatched:
-            shown = ", ".join(f"line {m.line} {m.name}" for m in self.unmatched[:MAX_EXAMPLES])
+            shown = ", ".join(m.example() for m in self.unmatched[:MAX_EXAMPLES])
             out.append(f"{len(self.unmatched)} matched no author of the graph (left out), e.g. {shown}")
         if self.ambiguous:
-            shown = "; ".join(f"line {m.line} {m.name}: {' '.join(output_id(i) for i in ids[:3])}"
+            shown = "; ".join(f"{m.example()}: {' '.join(output_id(i) for i in ids[:3])}"
                               for m, ids in self.ambiguous[:MAX_EXAMPLES])
             out.append(f"{len(self.ambiguous)} matched several authors (left out; put the one meant in "
                        f"the graph's ids in --pool instead), e.g. {shown}")
@@ -127,9 +143,9 @@ def match_pc(store, members: Sequence[PcMember]) -> PcMatch:
             by_name.setdefault(fold_name(name), set()).add(aid)
         if aid.startswith("name:"):
             by_name.setdefault(aid[5:].replace("_", " "), set()).add(aid)
-    result = PcMatch()
+    result = PcMatch(nameless=[m for m in members if not m.name])
     for member in members:
-        found = by_email.get(member.email) or by_name.get(fold_name(member.name), set())
+        found = by_email.get(member.email) or (by_name.get(fold_name(member.name), set()) if member.name else set())
         if len(found) == 1:
             result.matched[next(iter(found))] = member
         elif found:
@@ -165,73 +181,8 @@ def write_pool(match: PcMatch, path: Path) -> None:
 PAPERS = "hotcrp-papers"
 CONFLICTS_HEADER = ("paper", "action", "email", "conflicttype")  # a HotCRP bulk-assignment upload
 
-# HotCRP's conflict values (src/conflict.php, src/init.php): bit 0 pins a PC conflict, bits 1-4 its type,
-# 32 and 64 say the person is an author or a contact of the paper.
-CT_GENERIC, CONFLICT_AUTHOR, CONFLICT_CONTACT = 30, 32, 64
-_TYPE_NAMES = {2: "collaborator", 4: "advisor", 6: "institutional", 8: "personal", 10: "other", 28: "administrative"}
-_PIN_WORDS = {"pin": True, "pinned": True, "unpin": False, "unpinned": False}
-_AUTHOR_WORDS = {"author": CONFLICT_AUTHOR, "contact": CONFLICT_CONTACT}
-_TYPE_WORDS = {
-    **dict.fromkeys(("none", "n", "no", "0", "off", "unconflicted", "noconflict", "nonconflict", "non-conflict"), 0),
-    **dict.fromkeys(("y", "yes", "1", "on", "conflicted", "conflict"), CT_GENERIC),
-    **dict.fromkeys(("collab", "collaborator"), 2), **dict.fromkeys(("student", "advisor", "advisee"), 4),
-    **dict.fromkeys(("institution", "institutional"), 6), "personal": 8, "other": 10,
-    **dict.fromkeys(("admin", "administrative", "administrator"), 28),
-    **{str(n): n for n in range(2, 31, 2)},
-}
-
-
-def hotcrp_conflict(value: object) -> int | None:
-    """The conflict HotCRP reads from a pc_conflicts value (true, an integer, or words such as "pinned advisor"
-    or "collaborator author"), as its bits; None for a value HotCRP does not know (its JSON import warns and
-    takes it as a conflict)."""
-    if value is None or isinstance(value, bool):
-        return CT_GENERIC if value else 0
-    if isinstance(value, int):
-        return max(value, 0)
-    if not isinstance(value, str):
-        return None
-    pin: bool | None = None
-    kind: int | None = None
-    author = 0
-    for word in value.lower().split():
-        if word in _PIN_WORDS:
-            if pin is not None and pin != _PIN_WORDS[word]:
-                return None
-            pin = _PIN_WORDS[word]
-        elif word in _AUTHOR_WORDS:
-            author |= _AUTHOR_WORDS[word]
-        elif word in _TYPE_WORDS:
-            this = _TYPE_WORDS[word]
-            # "conflict" beside a named type is that type; two different types are no conflict HotCRP knows.
-            if kind and this and CT_GENERIC in (kind, this):
-                this = kind if this == CT_GENERIC else this
-            elif kind is not None and this != kind:
-                return None
-            kind = this
-        else:
-            return None
-    if not author and kind is None and pin is None:
-        return None
-    if kind is None:
-        kind = CT_GENERIC if pin is not None else 0  # "pinned" alone pins a conflict; "author" alone is none
-    return author | kind | (1 if pin else 0)
-
-
-def upload_type(conflict: int) -> str | None:
-    """The `conflicttype` cell a HotCRP upload reads as the PC part of `conflict` ("collaborator", "pinned
-    advisor", "yes" for a conflict of no named type), or None when that part is no conflict. The author and
-    contact bits are never written: HotCRP's upload refuses them (src/assigners/a_conflict.php)."""
-    pc_part = conflict & 31
-    kind = pc_part & 30
-    if not kind:
-        return None
-    words = (["pinned"] if pc_part & 1 else []) + ([] if kind == CT_GENERIC else [_TYPE_NAMES.get(kind, str(kind))])
-    return " ".join(words) or "yes"
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+# HotCRP's conflict types are read by scholargraph/hotcrp_conflicts.py, the one parser conference/declared.py
+# uses too: hotcrp_conflict is its parse_json, upload_type the cell that writes a conflict back.
 
 
 @dataclass
@@ -241,9 +192,10 @@ class HotcrpPapers(ChairFile):
 
     withdrawn: int = 0
     conflicts: list[tuple[str, str, str]] = field(default_factory=list)
-    repeated: dict[str, list[int]] = field(default_factory=dict)  # pid -> the records that repeat it
+    repeated: list[tuple[int, int]] = field(default_factory=list)  # (line, line it repeats): identical, kept once
+    nameless_authors: list[str] = field(default_factory=list)  # "pid 7 author 2": only an email, kept
     author_conflicts: int = 0  # author or contact conflicts only: HotCRP's upload cannot set them
-    unknown_types: list[str] = field(default_factory=list)  # written as "yes"
+    unknown_types: list[str] = field(default_factory=list)  # written as CT_DEFAULT, "collaborator"
     not_emails: int = 0  # pc_conflicts entries that name no email address
     bad_pc_conflicts: int = 0  # papers whose pc_conflicts is neither an object nor a list
 
@@ -251,34 +203,36 @@ class HotcrpPapers(ChairFile):
         """The summary: counts, and examples that are never an email."""
         out = [f"papers: {len(self.records)} read" + (f", {self.withdrawn} withdrawn (skipped)" if self.withdrawn
                                                       else "")]
-        if self.repeated:
-            shown = ", ".join(f"pid {output_id(pid)} (records {', '.join(map(str, records))})"
-                              for pid, records in list(self.repeated.items())[:MAX_EXAMPLES])
-            repeats = _plural(sum(map(len, self.repeated.values())), "paper repeats", "papers repeat")
-            out.append(f"{repeats} a pid already read (the first kept, the others left out), e.g. {shown}")
+        if self.nameless_authors:
+            shown = ", ".join(self.nameless_authors[:MAX_EXAMPLES])
+            out.append(f"{count(len(self.nameless_authors), 'author', 'authors')} without a name, only an email "
+                       f"(kept: a conflict by email domain and institution, none by name), e.g. {shown}")
         if self.rejected:
             shown = "; ".join(f"record {r['record']}: {r['reason']}" for r in self.rejected[:MAX_EXAMPLES])
             out.append(f"{len(self.rejected)} bad papers quarantined, e.g. {shown}")
         if self.author_conflicts:
-            out.append(f"{_plural(self.author_conflicts, 'author conflict', 'author conflicts')} not written "
+            out.append(f"{count(self.author_conflicts, 'author conflict', 'author conflicts')} not written "
                        "(HotCRP's upload refuses author and contact types: authorship is HotCRP's own record; here "
                        "the paper's listed authors are its conflicts by name, email domain and institution)")
         if self.unknown_types:
             shown = ", ".join(dict.fromkeys(t[:40] for t in self.unknown_types[:MAX_EXAMPLES]))
-            out.append(f"{_plural(len(self.unknown_types), 'conflict type', 'conflict types')} HotCRP does not "
-                       f"know ({shown}), written as yes (a conflict, as HotCRP's own JSON import takes them)")
+            out.append(f"{count(len(self.unknown_types), 'conflict type', 'conflict types')} HotCRP does not "
+                       f"know ({shown}), written as {upload_type(CT_DEFAULT)} (HotCRP's default type, which its own "
+                       "JSON import gives them)")
         if self.not_emails:
-            out.append(f"{_plural(self.not_emails, 'pc_conflicts entry', 'pc_conflicts entries')} without an email "
+            out.append(f"{count(self.not_emails, 'pc_conflicts entry', 'pc_conflicts entries')} without an email "
                        "address (left out)")
         if self.bad_pc_conflicts:
-            papers = _plural(self.bad_pc_conflicts, "paper's", "papers'")
+            papers = count(self.bad_pc_conflicts, "paper's", "papers'")
             out.append(f"{papers} pc_conflicts neither an object nor a list of emails (left out)")
         return out
 
 
 def paper_record(paper: dict) -> dict | str:
-    """A HotCRP paper as a --queries record {id, title, abstract, authors: [{name, email?, affiliation?}],
-    year?} (year: the one it was submitted in), or why it cannot be one."""
+    """A HotCRP paper as a --queries record {id, title, abstract, authors: [{name?, email?, affiliation?}],
+    year?} (year: the one it was submitted in), or why it cannot be one. An author needs a name or an email:
+    HotCRP takes an author with only an email (src/options/o_authors.php lines 61-74 warn only about one with
+    nothing but an affiliation; src/author.php lines 390-405 leave empty name fields out of the export)."""
     pid = paper.get("pid") if paper.get("pid") is not None else paper.get("id")
     if isinstance(pid, bool) or not isinstance(pid, (int, str)) or not str(pid).strip():
         return "missing id: no pid (or id)"
@@ -295,14 +249,17 @@ def paper_record(paper: dict) -> dict | str:
     for n, author in enumerate(authors, 1):
         fields = {str(key).lower(): value for key, value in author.items()}
         name = person_name(fields)
-        if not name:
-            # Without a name the author is no conflict of the paper by name: refuse it rather than guess.
-            return (f"authors: author {n} has no name (given_name/family_name, first/last or name; it has "
-                    f"{', '.join(sorted(fields))[:80] or 'no keys'})")
-        entry: dict = {"name": name}
         email = fields.get("email")
-        if isinstance(email, str) and "@" in email:
-            entry["email"] = email.strip().lower()
+        email = email.strip().lower() if isinstance(email, str) and "@" in email else None
+        if not name and not email:
+            # Neither a conflict by name nor one by email domain: refuse the paper rather than guess.
+            return (f"authors: author {n} has neither a name (given_name/family_name, first/last or name) nor an "
+                    f"email (it has {', '.join(sorted(fields))[:80] or 'no keys'})")
+        # Without a name (HotCRP takes an author by email alone) the author still counts by email domain and
+        # institution; read_papers reports them.
+        entry: dict = {"name": name} if name else {}
+        if email:
+            entry["email"] = email
         affiliation = fields.get("affiliation")
         if isinstance(affiliation, str) and clean_text(affiliation):
             entry["affiliation"] = clean_text(affiliation)
@@ -355,10 +312,12 @@ def _conflict_entries(paper: dict, out: HotcrpPapers) -> list[tuple[object, obje
     return []
 
 
-def read_papers(path: str, what: str = PAPERS) -> HotcrpPapers:
+def read_papers(path: str, what: str = PAPERS, warn: Warn = no_warning) -> HotcrpPapers:
     """HotCRP's paper JSON: a file that is not JSON, or not an array (or one object) of papers, is a
     UsageError naming it; a paper that cannot be a submission is a quarantine entry naming its record and the
-    line it starts on; a pid seen again is counted and left out."""
+    line it starts on. A pid seen again keeps its first paper: the same paper again is kept once and reported
+    through `warn` (user_files.Repeats, as every user file), another paper under that pid is quarantined
+    ("pid 6 repeated with other content, line 2 kept"), as a dump's bad record is, and the run goes on."""
     text = read_text(path, what)  # without a byte-order mark, which the JSON parser would refuse
     data = parse_json(text, what, path)
     papers = [data] if isinstance(data, dict) else data
@@ -369,7 +328,8 @@ def read_papers(path: str, what: str = PAPERS) -> HotcrpPapers:
         raise bad_line(what, path, None, "holds no papers")
     out = HotcrpPapers(files=[path])
     starts = _record_lines(text, len(papers)) if isinstance(data, list) else [1]
-    first_record: dict[str, int] = {}
+    kept: dict[str, tuple[str, dict]] = {}  # pid -> (where its kept paper is, the paper)
+    repeats = Repeats(what, path, "paper", by="pid")
     written: set[tuple[str, str]] = set()
     for k, (paper, line) in enumerate(zip(papers, starts), 1):
         record = paper_record(paper) if isinstance(paper, dict) else "not a JSON object"
@@ -380,26 +340,35 @@ def read_papers(path: str, what: str = PAPERS) -> HotcrpPapers:
             excerpt = json.dumps(paper, ensure_ascii=False)[:500]
             out.rejected.append({**rejected_entry(path, line, record, excerpt, PAPERS), "record": k})
             continue
-        if record["id"] in first_record:
-            out.repeated.setdefault(record["id"], []).append(k)
+        pid = record["id"]
+        if pid in kept and kept[pid][1] != paper:
+            reason = f"pid {output_id(pid)} repeated with other content, {kept[pid][0]} kept"
+            out.rejected.append({**rejected_entry(path, line, reason, json.dumps(paper, ensure_ascii=False)[:500],
+                                                  PAPERS), "record": k})
             continue
-        first_record[record["id"]] = k
+        if not repeats.first(pid, line, paper):
+            continue
+        kept[pid] = (f"line {line}" if line else f"record {k}", paper)
         out.records.append(record)
+        out.nameless_authors += [f"pid {output_id(pid)} author {n}" for n, a in enumerate(record["authors"], 1)
+                                 if "name" not in a]
         for email, value in _conflict_entries(paper, out):
             if not isinstance(email, str) or "@" not in email:
                 out.not_emails += 1
                 continue
             conflict = hotcrp_conflict(value)
             if conflict is None:
+                # src/options/o_pcconflicts.php lines 179-183: HotCRP's own import warns and takes CT_DEFAULT.
                 out.unknown_types.append(str(value))
-                kind: str | None = "yes"
-            else:
-                kind = upload_type(conflict)
-                out.author_conflicts += kind is None and bool(conflict & (CONFLICT_AUTHOR | CONFLICT_CONTACT))
+                conflict = CT_DEFAULT
+            kind = upload_type(conflict)
+            out.author_conflicts += kind is None and is_author(conflict)
             key = (record["id"], email.strip().lower())
             if kind is not None and key not in written:
                 written.add(key)
                 out.conflicts.append((*key, kind))
+    out.repeated = repeats.repeated
+    repeats.report(warn)
     return out
 
 

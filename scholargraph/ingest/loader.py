@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Protocol
 
 from scholargraph.errors import InvalidRecord, naming_disk_full
+from scholargraph.graph.ids import MAX_EXAMPLES
 from scholargraph.graph.records import PaperBundle, RawRecord
 from scholargraph.graph.store import BatchRows, WriteCounts
 from scholargraph.ingest import sources
-from scholargraph.ingest.normalize import Dropped, iter_raw, normalize
+from scholargraph.ingest.normalize import NOTICES, Dropped, iter_raw, normalize
 from scholargraph.progress import progress
 from scholargraph.registry import write_atomically
 
@@ -54,6 +55,9 @@ class IngestSummary:
     quarantine_reasons: Counter = field(default_factory=Counter)
     drop_reasons: Counter = field(default_factory=Counter)
     quarantine_file: str = ""
+    # What the normaliser read in an unusual way and kept (normalize.NOTICES): counts and the first examples.
+    notices: Counter = field(default_factory=Counter)
+    notice_examples: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def bad_ratio(self) -> float:
@@ -77,7 +81,19 @@ class IngestSummary:
             + (f" -> {self.quarantine_file}" if self.quarantined else ""),
             f"rate       {self.rate:,.0f} records/s over {self.seconds:.1f}s",
         ]
+        for kind, n in self.notices.items():
+            label, what = NOTICES.get(kind, (kind, "record(s)"))
+            shown = self.notice_examples.get(kind, [])
+            more = f" and {n - len(shown):,} more" if n > len(shown) else ""
+            out.append(f"{label:<10} {n:,} {what}: e.g. {', '.join(shown)}{more}")
         return out
+
+    def add_notes(self, noted: Sequence[Sequence[str]]) -> None:
+        for kind, where in noted:
+            self.notices[kind] += 1
+            shown = self.notice_examples.setdefault(kind, [])
+            if len(shown) < MAX_EXAMPLES:
+                shown.append(where)
 
 
 def _reasons(counter: Counter) -> str:
@@ -397,6 +413,7 @@ def _ingest_file(fmt: str, path: str, skip: int, batch_size: int, summary: Inges
         summary.quarantine_reasons.update(_category(r["reason"]) for r in normalized.rejected)
         summary.dropped += len(normalized.dropped)
         summary.drop_reasons.update(normalized.dropped)
+        summary.add_notes(normalized.noted)
         pending.put(_Batch(next(sequence), path, normalized.rows, normalized.rejected, done, finished))
 
     try:
@@ -423,35 +440,43 @@ def _ingest_file(fmt: str, path: str, skip: int, batch_size: int, summary: Inges
 
 @dataclass
 class _Normalized:
-    """A batch of raw records, normalised: the rows of its bundles, its quarantined and dropped records."""
+    """A batch of raw records, normalised: the rows of its bundles, its quarantined and dropped records, and what
+    the normaliser noted about the records it kept."""
 
     rows: BatchRows | None
     rejected: list[dict]
     dropped: list[str]  # the category of each dropped record
+    noted: list[tuple[str, str]] = field(default_factory=list)  # (normalize.NOTICES kind, "file:line")
 
     def dumps(self) -> bytes:
         """marshal: several times faster than pickle for these plain dicts and lists."""
-        return marshal.dumps((self.rows.__dict__ if self.rows is not None else None, self.rejected, self.dropped))
+        return marshal.dumps((self.rows.__dict__ if self.rows is not None else None, self.rejected, self.dropped,
+                              self.noted))
 
     @classmethod
     def loads(cls, blob: bytes) -> _Normalized:
-        rows, rejected, dropped = marshal.loads(blob)
-        return cls(BatchRows(**rows) if rows is not None else None, rejected, dropped)
+        rows, rejected, dropped, noted = marshal.loads(blob)
+        return cls(BatchRows(**rows) if rows is not None else None, rejected, dropped, noted)
 
 
 def _normalize(fmt: str, records: Sequence[RawRecord]) -> _Normalized:
     bundles: list[PaperBundle] = []
     rejected: list[dict] = []
     dropped: list[str] = []
+    noted: list[tuple[str, str]] = []
+    said: list[tuple[str, str]] = []  # what normalize notes about the record at hand
     for raw in records:
         try:
-            bundles.append(normalize(fmt, raw))
+            bundles.append(normalize(fmt, raw, said))
+            noted += said  # a record quarantined or dropped is counted there, not here
         except InvalidRecord as bad:
             rejected.append({"file": bad.source, "line": bad.line, "reason": bad.reason,
                              "format": fmt, "excerpt": (bad.raw or "")[:500]})
         except Dropped as drop:
             dropped.append(_category(drop.reason))
-    return _Normalized(BatchRows.from_bundles(bundles) if bundles else None, rejected, dropped)
+        finally:
+            said.clear()
+    return _Normalized(BatchRows.from_bundles(bundles) if bundles else None, rejected, dropped, noted)
 
 
 def _normalize_in_worker(fmt: str, source: str, blob: bytes) -> bytes:

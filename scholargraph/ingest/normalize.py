@@ -61,8 +61,10 @@ def iter_raw(fmt: str, path: str) -> Iterator[RawRecord]:
     return parser(path)
 
 
-def normalize(fmt: str, raw: RawRecord) -> PaperBundle:
-    """The graph records of one raw record. Raises InvalidRecord (quarantine) or Dropped (skip).
+def normalize(fmt: str, raw: RawRecord, notes: list[tuple[str, str]] | None = None) -> PaperBundle:
+    """The graph records of one raw record. Raises InvalidRecord (quarantine) or Dropped (skip). `notes`, when
+    given, receives (kind, "file:line") for what was read in an unusual way but kept (NOTICES: a date given in
+    seconds): the loader counts them in its summary, with examples.
 
     Outcomes:
     - a PaperBundle;
@@ -114,17 +116,31 @@ def normalize(fmt: str, raw: RawRecord) -> PaperBundle:
         raise InvalidRecord(raw.source, raw.line, raw.error, raw.excerpt)
     if not isinstance(raw.data, dict):
         raise InvalidRecord(raw.source, raw.line, "malformed JSON: no record", raw.excerpt)
-    return mapper(_Record(raw))
+    return mapper(_Record(raw, notes))
+
+
+# What normalize() notes (its `notes`: kind, where): kind -> (the summary's label, what the count is of).
+DATE_IN_SECONDS = "date in seconds"
+NOTICES: dict[str, tuple[str, str]] = {
+    DATE_IN_SECONDS: ("dates", "publication(s) give their date in seconds, not OpenReview's milliseconds, and were "
+                               "read as seconds"),
+}
 
 
 class _Record:
     """The raw record being mapped, and the one way to reject it."""
 
-    __slots__ = ("raw", "data")
+    __slots__ = ("raw", "data", "notes")
 
-    def __init__(self, raw: RawRecord):
+    def __init__(self, raw: RawRecord, notes: list[tuple[str, str]] | None = None):
         self.raw = raw
         self.data: dict = raw.data  # type: ignore[assignment]
+        self.notes = notes
+
+    def note(self, kind: str) -> None:
+        """Say that this record was read in an unusual way (NOTICES), for the summary."""
+        if self.notes is not None:
+            self.notes.append((kind, f"{self.raw.source}:{self.raw.line}"))
 
     def invalid(self, reason: str) -> InvalidRecord:
         return InvalidRecord(self.raw.source, self.raw.line, reason, self.excerpt())
@@ -565,18 +581,22 @@ def profile_name(profile_id: str) -> str | None:
 
 def _note_year(record: _Record, content: dict) -> int | None:
     """content.year when given, else the publication date (pdate), else the creation dates: milliseconds as
-    OpenReview gives them, or seconds (openreview.note_date_ms tells them apart; the ingest summary counts them)."""
+    OpenReview gives them, or seconds (openreview.note_date_ms tells them apart; noted as DATE_IN_SECONDS, which
+    the ingest summary counts)."""
     year = content_value(content, "year")
     if year is not None:
         return record.year(year)
     found = openreview.note_date_ms(record.data)
     if found is None:
         return None
-    field, ms, _ = found
+    field, ms, in_seconds = found
     try:
-        return record.year(datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).year)
+        year = record.year(datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).year)
     except (OverflowError, OSError, ValueError):
         raise record.invalid(f"invalid year: {field} {record.data.get(field)!r} is not a date") from None
+    if in_seconds:
+        record.note(DATE_IN_SECONDS)
+    return year
 
 
 def _openreview(record: _Record) -> PaperBundle:

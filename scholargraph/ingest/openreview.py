@@ -8,12 +8,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scholargraph.graph.ids import MAX_EXAMPLES, openreview_id
+from scholargraph.graph.ids import openreview_id
 from scholargraph.graph.records import affiliation_entry, fold_id, paper_text
 from scholargraph.ingest.formats import openreview as layout
 from scholargraph.ingest.formats.openreview import ARCHIVES, MATCH_SUBMISSIONS
 from scholargraph.ingest.normalize import clean_text, content_value, openreview_author_id, profile_name
 from scholargraph.ingest.sources import expand_inputs, iter_json_records
+from scholargraph.user_files import examples
 
 # The layout is openreview/openreview-expertise's (README, "Datasets"), see formats/openreview.py.
 # Submissions: submissions.json ({id: note}, what expertise.create_dataset writes), submissions.jsonl (one
@@ -28,11 +29,27 @@ PROFILE_FILES = ("profiles.json", "profiles.jsonl")
 
 @dataclass
 class ChairFile:
-    """What one of the tool's side files gave: its good records and its bad ones (quarantine entries)."""
+    """What one of the tool's side files gave: its good records and its bad ones (quarantine entries). A note id
+    given again (in the same file or another) is kept once: `repeated` lists the repeats that give the same
+    record, `conflicting` those that give another (quarantined too: the first is kept), each as
+    `id (file:line, first at file:line)`."""
 
     records: list[dict] = field(default_factory=list)
     rejected: list[dict] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    repeated: list[str] = field(default_factory=list)
+    conflicting: list[str] = field(default_factory=list)
+
+    def lines(self, what: str) -> list[str]:
+        """Summary lines on the repeated notes (count and examples); none when no id was given twice."""
+        lines = []
+        if self.repeated:
+            lines.append(f"{what}: {len(self.repeated):,} note(s) given again with the same content, kept once: "
+                         f"{examples(self.repeated)}")
+        if self.conflicting:
+            lines.append(f"{what}: {len(self.conflicting):,} note(s) given again with other content: the first "
+                         f"is kept, the repeat quarantined: {examples(self.conflicting)}")
+        return lines
 
 
 def rejected_entry(source: str, line: int, reason: str, excerpt: str, fmt: str) -> dict:
@@ -89,9 +106,12 @@ def submission_record(note: Mapping) -> dict:
     return record
 
 
-def read_submissions(directory: str) -> ChairFile:
-    """The dataset's submissions as --queries records; a note without an id or any text is rejected."""
-    return _read_submission_files(_side_files(directory, SUBMISSION_FILES, SUBMISSION_DIR))
+def read_submissions(directories: str | Sequence[str]) -> ChairFile:
+    """The submissions of one dataset folder, or of several, as --queries records; a note without an id or any
+    text is rejected, a note id given twice is kept once (ChairFile)."""
+    folders = [directories] if isinstance(directories, str) else list(directories)
+    return _read_submission_files([path for folder in folders
+                                   for path in _side_files(folder, SUBMISSION_FILES, SUBMISSION_DIR)])
 
 
 def match_submission_files(paths: Sequence[str]) -> list[str]:
@@ -109,6 +129,7 @@ def read_match_submissions(paths: Sequence[str]) -> ChairFile:
 
 def _read_submission_files(paths: Sequence[str]) -> ChairFile:
     out = ChairFile()
+    first: dict[str, tuple[dict, str]] = {}  # id -> (its record, where it was read first)
     for path in paths:
         for source, line, note in _notes(path, "openreview-submissions", out):
             if not isinstance(note.get("id"), (str, int)) or isinstance(note.get("id"), bool):
@@ -120,29 +141,28 @@ def _read_submission_files(paths: Sequence[str]) -> ChairFile:
                 out.rejected.append(rejected_entry(source, line, "missing title: no title and no abstract",
                                               json.dumps(note)[:500], "openreview-submissions"))
                 continue
-            out.records.append(record)
-    return out
-
-
-def dates_in_seconds(paths: Sequence[str]) -> list[str]:
-    """`file:line` of each archive publication of the ingest's inputs whose year comes from a date given in
-    seconds (OpenReview's are milliseconds): the normaliser reads them as seconds, and the summary counts them."""
-    found = []
-    for path in expand_inputs(list(paths)):
-        for raw in layout.iter_raw(path):  # nothing for a file that is no reviewer's archive
-            content = raw.data.get("content") if raw.data is not None else None
-            if raw.data is None or content_value(content if isinstance(content, dict) else {}, "year") is not None:
+            seen = first.get(record["id"])
+            if seen is None:
+                first[record["id"]] = (record, f"{source}:{line}")
+                out.records.append(record)
                 continue
-            date = layout.note_date_ms(raw.data)
-            if date is not None and date[2]:
-                found.append(f"{raw.source}:{raw.line}")
-    return found
+            # A dump is ingested whole: a repeat is reported, never a reason to stop; the first one is kept.
+            repeat = f"{record['id']} ({source}:{line}, first at {seen[1]})"
+            if seen[0] == record:
+                out.repeated.append(repeat)
+            else:
+                out.conflicting.append(repeat)
+                out.rejected.append(rejected_entry(source, line, f"duplicate id: {record['id']} was read at "
+                                                   f"{seen[1]} with other content, which is kept",
+                                                   json.dumps(note)[:500], "openreview-submissions"))
+    return out
 
 
 def archive_lines(paths: Sequence[str], submissions_target: Path) -> tuple[list[str], list[dict]]:
     """What the archives among an ingest's inputs hold beside reviewers' publications, said in summary lines:
-    match_submissions files (written as a --queries file of their own beside `submissions_target`) and dates in
-    seconds. Returns the lines and the rejected notes of the match_submissions files (for the quarantine)."""
+    match_submissions files (written as a --queries file of their own beside `submissions_target`). Returns the
+    lines and the rejected notes of the match_submissions files (for the quarantine). Dates given in seconds are
+    counted by the normaliser, in the loader's summary."""
     lines = []
     match = read_match_submissions(paths)
     if match.records:
@@ -151,10 +171,7 @@ def archive_lines(paths: Sequence[str], submissions_target: Path) -> tuple[list[
         lines.append(f"{MATCH_SUBMISSIONS}: {len(match.records)} submissions to match (openreview-expertise's "
                      f"match_paper_* file in archives/, no reviewer's archive) written to {target} "
                      "(reviewers recommend|assign --queries)")
-    seconds = dates_in_seconds(paths)
-    if seconds:
-        lines.append(f"dates: {len(seconds)} publication(s) give their date in seconds, not OpenReview's "
-                     f"milliseconds, and were read as seconds: e.g. {', '.join(seconds[:MAX_EXAMPLES])}")
+    lines += match.lines(MATCH_SUBMISSIONS)
     return lines, match.rejected
 
 

@@ -59,7 +59,7 @@ def test_an_excel_pc_list_and_pool_read_as_the_clean_files(neo4j_settings, tmp_p
             done = cli(env, "ingest", "hotcrp-pc", path, "--pool-out", str(tmp_path / "pool.txt"))
             assert done.stdout.replace(path, "PATH") == clean.stdout.replace(str(tmp_path / "pc.csv"), "PATH") + \
                 f"  pool: 2 ids written to {tmp_path / 'pool.txt'} (reviewers recommend|assign --pool)\n"
-            assert done.stderr == (f"scholargraph: warning: hotcrp-pc {path}: 1 repeated PC member (email)(s) kept "
+            assert done.stderr == (f"scholargraph: warning: hotcrp-pc {path}: 1 repeated PC member (by email) kept "
                                    f"once, e.g. line 4 (as line 2)\n")
 
             # A PC list that matches nobody changes nothing: exit 2 with one line, unless --allow-empty.
@@ -79,6 +79,6 @@ def test_an_excel_pc_list_and_pool_read_as_the_clean_files(neo4j_settings, tmp_p
             clean_rows, excel_rows = ([(r["reviewer"], r["reason"].split()[0]) for r in
                                        csv.DictReader(io.StringIO(run.stdout))] for run in runs)
             assert excel_rows == clean_rows == [("s2author:1", "author"), ("s2author:2", "coauthor")]
-            assert "1 repeated id(s) kept once, e.g. line 4 (as line 1)" in runs[1].stderr
+            assert "1 repeated id kept once, e.g. line 4 (as line 1)" in runs[1].stderr
         finally:
             store.reset()

@@ -23,7 +23,7 @@ are not user files:
     reviewers assign --loads                             `reviewer max [min]` (read_loads)
     reviewers assign --attributes                        `reviewer,attr...` (read_attributes)
     citations recommend --text-file                      title, then abstract (read_text)
-    ingest hotcrp-pc FILE                                HotCRP's PC info CSV (read_pc_list; repeats: ingest/cli.py)
+    ingest hotcrp-pc FILE                                HotCRP's PC info CSV (read_pc_list)
     ingest hotcrp-papers FILE                            HotCRP's paper JSON (read_papers)
 
 `ingest FORMAT PATH` (dumps, and openreview's folders) go through ingest.sources.iter_text, which drops a BOM
@@ -121,9 +121,9 @@ READERS = [
     Reader("conflicts-openreview", "--conflicts", _declared, ("s1,~Ann_Lee1,-1", "s2,~Xi_Yu1,1", "s3,~Ann_Lee1,0"),
            repeat=0, refuses_extra=":1: expected OpenReview's `paper,profile,-1|0|1`, got 's1,~Ann_Lee1,-1,x'"),
     Reader("hotcrp-pc", "hotcrp-pc",
-           lambda p, w: [(m.name, m.email, m.affiliation) for m in read_pc_list(p, "hotcrp-pc")],
+           lambda p, w: [(m.name, m.email, m.affiliation) for m in read_pc_list(p, "hotcrp-pc", w)],
            ("first,last,email,roles,affiliation", "Ann,Lee,ann@uni.edu,pc,Uni A", "Xi,Yu,xi@uni.edu,pc,Uni B"),
-           repeat=None, header=True,
+           header=True,
            extra=("first,last,email,roles,affiliation,phone", "Ann,Lee,ann@uni.edu,pc,Uni A,1",
                   "Xi,Yu,xi@uni.edu,pc,Uni B,2")),
 ]
@@ -175,7 +175,7 @@ def test_a_repeated_line_is_kept_once_and_said_once(tmp_path, name):
     result, said = read(reader, path)
     assert result == clean
     assert len(said) == 1 and re.fullmatch(rf"warning: {re.escape(reader.option)} {re.escape(path)}: 1 repeated "
-                                           rf".+\(s\) kept once, e\.g\. line {len(lines)} \(as line "
+                                           rf"[\w ]+[^s] (\(by \w+\) )?kept once, e\.g\. line {len(lines)} \(as line "
                                            rf"{reader.repeat + 1}\)", said[0]), said
 
 
@@ -250,7 +250,42 @@ def test_an_email_in_another_case_is_the_same_declared_reviewer(tmp_path):
     path = file_of(tmp_path, ["paper,action,email", "1,conflict,Ann@Uni.edu", "1,conflict,ann@uni.edu"])
     said: list[str] = []
     assert len(read_declared(path, "--conflicts", warn=said.append).conflicts) == 1
-    assert said == [f"warning: --conflicts {path}: 1 repeated pair(s) kept once, e.g. line 3 (as line 2)"]
+    assert said == [f"warning: --conflicts {path}: 1 repeated pair kept once, e.g. line 3 (as line 2)"]
+
+
+@pytest.mark.parametrize(("name", "excel"), [
+    ("pool", ("# reviewers", "s2author:1737249,Ada Lovelace", "aminer:5,Alan", "1737249,x")),
+    ("senior", ("E,Ann Lee", "X,Xi Yu", "J,Jo")),
+    ("candidates", ("s1,0,s2author:1,3", "s1,s2author:2", "42,s2author:3,note")),
+])
+def test_an_excel_id_line_names_its_first_field(tmp_path, name, excel):
+    # --pool and --candidates split on whitespace only (--senior split commas already).
+    reader = BY_NAME[name]
+    clean, _ = read(reader, file_of(tmp_path, reader.lines))
+    assert read(reader, file_of(tmp_path, excel, bom=True, crlf=True)) == (clean, [])
+
+
+def test_an_excel_pool_line_names_the_reviewer(tmp_path):
+    # `~Ann_Lee1,Ann Lee` was the id `~Ann_Lee1,Ann`, though the docs say a pool line's trailing fields are ignored.
+    lines = ["~Ann_Lee1,Ann Lee", "~Xi_Yu1\tXi Yu", "~Jo_Ng1 Jo Ng", '"~Al_Bo1",Al']
+    assert read_ids(file_of(tmp_path, lines), "--pool") == ["~Ann_Lee1", "~Xi_Yu1", "~Jo_Ng1", "~Al_Bo1"]
+
+
+def test_repeats_are_counted_in_words(tmp_path):
+    # They printed as `1 repeated PC member (email)(s) kept once` and `2 repeated record (id)(s) kept once`.
+    said: list[str] = []
+    for folder in ("pc", "queries", "pool"):
+        (tmp_path / folder).mkdir()
+    pc = file_of(tmp_path / "pc", ["email,first,last", "a@u.edu,Ann,Lee", "A@u.edu,Ann,Lee"])
+    read_pc_list(pc, "hotcrp-pc", said.append)
+    queries = file_of(tmp_path / "queries", [QUERIES, QUERIES, QUERIES])
+    read_jsonl(queries, "--queries", warn=said.append)
+    pool = file_of(tmp_path / "pool", ["r1", "r1"])
+    read_ids(pool, "--pool", said.append)
+    assert said == [f"warning: hotcrp-pc {pc}: 1 repeated PC member (by email) kept once, e.g. line 3 (as line 2)",
+                    f"warning: --queries {queries}: 2 repeated records (by id) kept once, e.g. line 2 (as line 1), "
+                    f"line 3 (as line 1)",
+                    f"warning: --pool {pool}: 1 repeated id kept once, e.g. line 2 (as line 1)"]
 
 
 def test_the_config_text_file_and_paper_json_read_through_a_bom_and_crlf(tmp_path):
@@ -293,6 +328,35 @@ def test_an_emails_file_of_which_the_graph_knows_no_id_changes_nothing(tmp_path)
                     "(--allow-empty)"]
     known = EmailBook.build([], [("E", "e@uni.edu")], lambda given: {"E": "E"})
     known.require_listed("e.csv", 1, False, print)  # one id known: it applies
+
+
+def ingest(tmp_path, *argv: str):
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("SCHOLARGRAPH_")}
+    env.update({"SCHOLARGRAPH_NEO4J_URI": CLOSED_URI, "SCHOLARGRAPH_HOME": str(tmp_path / "home")})
+    return CliRunner(env=env).invoke(main, ["ingest", *argv])
+
+
+def test_ingest_hotcrp_papers_with_every_paper_withdrawn_changes_nothing(tmp_path):
+    # It exited 0 having written nothing.
+    papers = ['[{"pid": 1, "title": "A", "withdrawn": true}, {"pid": 2, "title": "B", "status": "withdrawn"}]']
+    path = file_of(tmp_path, papers)
+    refused = ingest(tmp_path, "hotcrp-papers", path)
+    assert refused.exit_code == 2 and refused.stderr.splitlines()[-1] == (
+        f"scholargraph: hotcrp-papers {path}: none of its 2 paper(s) applies to this run: it changes nothing; no "
+        "paper is left that is not withdrawn (is it the conference's export?), or give --allow-empty to go on")
+    allowed = ingest(tmp_path, "hotcrp-papers", path, "--allow-empty")
+    assert allowed.exit_code == 0 and allowed.stderr.splitlines() == [
+        f"scholargraph: warning: hotcrp-papers {path}: none of its 2 paper(s) applies to this run: it changes "
+        "nothing (--allow-empty)"]
+    assert not (tmp_path / "home" / "hotcrp" / "submissions.jsonl").exists()
+
+
+def test_ingest_allow_empty_is_refused_where_it_means_nothing(tmp_path):
+    # It was accepted, and ignored, for every format.
+    done = ingest(tmp_path, "aminer", str(tmp_path / "dump.json"), "--allow-empty")
+    assert done.exit_code == 2 and done.stderr.splitlines() == [
+        "scholargraph: --allow-empty applies to ingest hotcrp-pc and hotcrp-papers only (a file that would change "
+        "nothing); ingest aminer quarantines what it cannot read (--max-bad-ratio)"]
 
 
 # --- the commands: each file's repeats said on stderr, before the store (a closed port: exit 1) -------------
@@ -377,8 +441,8 @@ def test_every_command_says_what_its_files_repeat(tmp_path, name):
     result = CliRunner(env=env).invoke(main, command.argv(str(path), paths))
     lines = result.stderr.splitlines()
     first, again = (2, 3) if header else (1, 2)
-    said = rf"scholargraph: warning: {re.escape(command.option)} {re.escape(str(path))}: 1 repeated .+\(s\) kept " \
-           rf"once, e\.g\. line {again} \(as line {first}\)"
+    said = rf"scholargraph: warning: {re.escape(command.option)} {re.escape(str(path))}: 1 repeated [\w ]+[^s] " \
+           rf"(\(by \w+\) )?kept once, e\.g\. line {again} \(as line {first}\)"
     assert [line for line in lines if re.fullmatch(said, line)] == [lines[0]], result.stderr
     assert result.exit_code == 1 and lines[-1].startswith(f"scholargraph: cannot reach Neo4j at {CLOSED_URI}"), \
         result.stderr
@@ -431,6 +495,9 @@ def test_assign_rules_out_an_excel_hotcrp_conflict_as_the_clean_file_does(assign
     ("conflicts_file", ["x1,bga0,-1"], "1 row(s)"),  # a reviewer of the graph outside the pool
     ("emails_file", ["nobody,n@uni.edu"], "1 row(s)"),
     ("loads_file", ["bga0 3"], "1 reviewer(s)"),
+    ("loads_file", ["nobody 3"], "1 reviewer(s)"),  # not in the graph: it was exit 2 whatever --allow-empty said
+    ("attributes_file", ["reviewer,senior", "bga0,1"], "1 reviewer(s)"),  # it was silent
+    ("attributes_file", ["reviewer,senior", "nobody,1", "bga0,0"], "2 reviewer(s)"),
 ])
 def test_assign_refuses_a_file_that_applies_to_nothing_unless_allowed(assign_world, tmp_path, option, lines, rows):
     what = "--" + option.removesuffix("_file")
@@ -443,6 +510,62 @@ def test_assign_refuses_a_file_that_applies_to_nothing_unless_allowed(assign_wor
     path = tmp_path / "allowed" / option / "user.file"
     assert f"warning: {what} {path}: none of its {rows} applies to this run: it changes nothing (--allow-empty)" \
         in said
+
+
+def test_assign_still_says_which_ids_of_a_file_the_graph_does_not_know(assign_world, tmp_path):
+    said: list[str] = []
+    plan(assign_world, tmp_path, warn=said.append, allow_empty=True, loads_file=(["nobody 3"], {}),
+         attributes_file=(["reviewer,senior", "nobody,1"], {}))
+    assert [line for line in said if "not in the graph" in line] == [
+        "warning: --loads: 1 of 1 author id is not in the graph and left out: nobody",
+        "warning: --attributes: 1 of 1 author id is not in the graph and left out: nobody"]
+
+
+def assign_submissions(assign_world, tmp_path, warn=print, queries=None, **request):
+    """assign on the tiny world with e1 published at venue:kdd in 2017 (its only paper there), the --queries
+    records (if any) made without a text encoder."""
+    from scholargraph.conference.assignment.plan import AssignmentRequest
+    from scholargraph.ranking.reviewers.assign import plan_assignment
+    from scholargraph.ranking.reviewers.evidence import EvidenceIndex
+    from tests.unit.ranking.reviewers.conftest import submission, tiny_world
+
+    snap, *vectors = tiny_world()
+    snap.venue_ids, snap.venue_names = ["venue:kdd"], ["KDD"]
+    snap.paper_venue[snap.paper_index["e1"]] = 0
+    index = EvidenceIndex(snap, *vectors, background=30, seed=0)
+    index.queries_from_records = lambda records: [submission(index, qid=str(r["id"])) for r in records]
+    (tmp_path / "queries").mkdir(parents=True)
+    pool = file_of(tmp_path, ASSIGN_POOL)
+    if queries is not None:
+        request["queries_file"] = file_of(tmp_path / "queries", queries)
+    return plan_assignment(None, tmp_path, AssignmentRequest(pool_file=pool, per_paper=2, max_load=2, **request),
+                           index=index, model_and_meta=(assign_world[1], {"version": "t"}), warn=warn)
+
+
+def test_assign_keeps_a_submission_named_twice_once(assign_world, tmp_path):
+    # It exited 2, `submission e1 is given twice`, where every file keeps an identical repeat once.
+    said: list[str] = []
+    done = assign_submissions(assign_world, tmp_path, said.append, paper_ids=["e1", "x1", "x1"], venue="venue:kdd",
+                              year=2017)
+    assert done.table.papers == ["e1", "x1"]
+    assert said == ["warning: --paper: 1 submission given more than once, kept once: x1",
+                    "warning: --venue venue:kdd --year 2017: 1 submission also given by --paper, kept once: e1"]
+
+
+def test_assign_refuses_a_record_that_gives_a_graph_paper_again(assign_world, tmp_path):
+    # The file's record and the graph's paper are two descriptions of one submission: which one holds is not ours
+    # to guess. A record repeated in the file is kept once (read_jsonl).
+    record = '{"id": "e1", "title": "Boosting, again"}'
+    with pytest.raises(UsageError, match=r"^--queries .*user\.file: submission e1 is also given by --venue "
+                                         r"venue:kdd --year 2017, as a paper of the graph: give each submission "
+                                         r"once, as the graph's paper or as the file's record$"):
+        assign_submissions(assign_world, tmp_path / "venue", queries=[record], venue="venue:kdd", year=2017)
+    with pytest.raises(UsageError, match=r": submission e1 is also given by --paper, as a paper of the graph"):
+        assign_submissions(assign_world, tmp_path / "paper", queries=[record], paper_ids=["e1"])
+    said: list[str] = []
+    done = assign_submissions(assign_world, tmp_path / "file", said.append, queries=[record, record],
+                              paper_ids=["x1"])
+    assert done.table.papers == ["x1", "e1"] and len(said) == 1 and "1 repeated record (by id) kept once" in said[0]
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,7 @@ from scholargraph.user_files import (
     Repeats,
     Warn,
     bad_line,
+    id_field,
     no_warning,
     parse_int,
     read_jsonl,
@@ -37,20 +38,6 @@ _REQUIRE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*>=\s*(\d+)\s*$")
 
 
 # --- the chair's files --------------------------------------------------------------------------------------
-
-
-def read_pairs(path: str | Path, what: str) -> list[tuple[str, str]]:
-    """`paper reviewer` pairs (a header line `paper,reviewer` is skipped), ids as the file gives them."""
-    pairs = []
-    for k, (n, parts) in enumerate(table_lines(path, what)):
-        if len(parts) < 2 or not parts[0] or not parts[1]:
-            raise UsageError(f"{what} {path}:{n}: expected `paper reviewer`, got {' '.join(parts)[:60]!r}")
-        if k == 0 and parts[0].lower() in ("paper", "paper_id", "submission"):
-            continue
-        pairs.append((parts[0], parts[1]))
-    if not pairs:
-        raise bad_line(what, path, None, "holds no pairs (expected `paper reviewer` lines)")
-    return pairs
 
 
 def read_loads(path: str | Path, warn: Warn = no_warning) -> dict[str, tuple[int, int | None]]:
@@ -118,7 +105,8 @@ def read_senior(rule: str, warn: Warn = no_warning) -> list[str] | None:
     if not Path(rule).is_file():
         raise UsageError(f"--senior {rule!r}: expected papers>=N, years>=N or a file of reviewer ids")
     repeats = Repeats("--senior", rule, "id")
-    given = [parts[0] for n, parts in table_lines(rule, "--senior") if parts[0] and repeats.first(parts[0], n)]
+    given = [reviewer for n, parts in table_lines(rule, "--senior")
+             if (reviewer := id_field(parts[0])) and repeats.first(reviewer, n)]
     if not given:
         raise bad_line("--senior", rule, None, "holds no reviewer ids (expected one id per line)")
     repeats.report(warn)
@@ -160,7 +148,9 @@ def senior_flags(rule: str, pool: ReviewerPool, snapshot: GraphSnapshot,
 @dataclass
 class AffinityTable:
     """The kept candidate arcs: per submission its top affinities (conflicts and forbidden pairs out,
-    forced pairs in), with the reviewer's rank for the paper and an evidence line."""
+    forced pairs in), with the reviewer's rank for the paper and an evidence line. `scored` is False for an
+    arc whose affinity could not be computed (a forced pair without eligible evidence): its `affinity` cell is
+    a placeholder that no total, mean or file may show."""
 
     papers: list[str]
     titles: list[str]
@@ -172,6 +162,7 @@ class AffinityTable:
     rank: np.ndarray
     evidence: list[str]
     forced: np.ndarray
+    scored: np.ndarray  # per arc: the affinity was computed (set by whoever fills the table, never guessed)
     conflicts: np.ndarray  # per paper: pool reviewers ruled out by conflicts of interest
     in_graph: np.ndarray  # per paper: the submission is a paper of the graph (its assignment can be stored)
     notes: list[str] = field(default_factory=list)
@@ -204,7 +195,7 @@ def build_problem(table: AffinityTable, *, demand: Sequence[int], max_load: int,
                              affinity=table.affinity, demand=np.asarray(demand, dtype=np.int64),
                              max_load=high, min_load=low, forced=table.forced, attributes=attributes,
                              requirements=list(requirements),
-                             scored=np.array([not e.endswith(NO_EVIDENCE) for e in table.evidence], dtype=bool))
+                             scored=table.scored)
 
 
 # --- the chair's request and its outcome -------------------------------------------------------------
@@ -240,7 +231,7 @@ class AssignmentRequest:
     conflicts_file: str | None = None  # declared conflicts in a tool's layout (declared.py); unknown ones reported
     emails_file: str | None = None  # `reviewer_id,email` rows: whom an email in a declared file or an export names
     need_emails: bool = False  # the output is keyed by email (HotCRP, CMT): read the reviewers' emails
-    allow_empty: bool = False  # a --conflicts, --emails or --loads file that applies to nothing: go on, warned
+    allow_empty: bool = False  # a --conflicts, --emails, --loads or --attributes file that applies to nothing: go on
 
 
 @dataclass
@@ -259,7 +250,7 @@ class AssignmentOutcome:
         chosen = chosen[np.lexsort((-t.affinity[chosen], t.edge_paper[chosen]))]
         return [{"paper": t.papers[t.edge_paper[e]], "title": t.titles[t.edge_paper[e]],
                  "reviewer": t.reviewers[t.edge_reviewer[e]], "name": t.names[t.edge_reviewer[e]] or "",
-                 "affinity": None if t.evidence[e].endswith(NO_EVIDENCE) else float(t.affinity[e]),
+                 "affinity": float(t.affinity[e]) if t.scored[e] else None,
                  "rank": int(t.rank[e]), "forced": bool(t.forced[e]),
                  "evidence": t.evidence[e]} for e in chosen]
 

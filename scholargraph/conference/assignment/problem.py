@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scholargraph.errors import ScholargraphError, UsageError
+from scholargraph.user_files import count
 
 LISTED = 10  # ids named in a message before "..."
 
@@ -277,17 +278,13 @@ def _node_shortage(kind: str, ids: list[str], have: np.ndarray, bound: np.ndarra
     where = np.flatnonzero(gap > 0)
     if not len(where):
         return None
-    return Shortage(kind, f"{_count(len(where), noun)} {_verb(len(where), 'has', 'have')} {what}: "
+    return Shortage(kind, f"{count(len(where), noun)} {_verb(len(where), 'has', 'have')} {what}: "
                           f"{_listed(ids, where, have, bound, sign)}", int(gap[where].sum()))
 
 
 def _listed(ids: list[str], where: np.ndarray, have: np.ndarray, bound: np.ndarray, sign: str) -> str:
     shown = ", ".join(f"{ids[i]} ({have[i]} {sign} {bound[i]})" for i in where[:LISTED])
     return shown + (", ..." if len(where) > LISTED else "")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def _verb(n: int, singular: str, plural: str) -> str:

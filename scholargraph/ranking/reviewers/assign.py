@@ -35,7 +35,7 @@ from scholargraph.graph.ids import output_id
 from scholargraph.progress import progress
 from scholargraph.ranking.reviewers.evidence import EvidenceIndex
 from scholargraph.ranking.reviewers.reco_rank_net import NO_HISTORY_SCORE
-from scholargraph.user_files import require_effect
+from scholargraph.user_files import count, examples, require_effect
 
 
 def evidence_line(suggestion) -> str:
@@ -74,6 +74,7 @@ def affinity_table(model, index: EvidenceIndex, queries: Sequence[Query], pool: 
     rank: list[int] = []
     evidence: list[str] = []
     is_forced: list[bool] = []
+    is_scored: list[bool] = []  # False: a forced pair without eligible evidence, its score a placeholder
     n_conflicts = np.zeros(len(queries), dtype=np.int64)
     overridden = 0
     unscored: list[tuple[str, str]] = []
@@ -103,6 +104,7 @@ def affinity_table(model, index: EvidenceIndex, queries: Sequence[Query], pool: 
             rank.append(s.rank)
             evidence.append(evidence_line(s))
             is_forced.append(r in must)
+            is_scored.append(not s.no_history)
         missing = sorted(must - seen)
         if missing:  # a forced reviewer outside the top affinities: scored on their own
             scores = model.score(index, q, pool, rows=np.array(missing, dtype=np.int64))
@@ -113,6 +115,7 @@ def affinity_table(model, index: EvidenceIndex, queries: Sequence[Query], pool: 
                 rank.append(0)  # not among the kept candidates
                 evidence.append("forced" if score > NO_HISTORY_SCORE else f"forced; {NO_EVIDENCE}")
                 is_forced.append(True)
+                is_scored.append(bool(score > NO_HISTORY_SCORE))
     notes = [conflicts_note(ruled_out)] if ruled_out else []
     if overridden:
         notes.append(f"{overridden} forced pair(s) override a conflict of interest found in the graph")
@@ -124,21 +127,39 @@ def affinity_table(model, index: EvidenceIndex, queries: Sequence[Query], pool: 
                          reviewers=list(pool.author_ids), names=list(pool.names),
                          edge_paper=np.array(e_paper, dtype=np.int64), edge_reviewer=np.array(e_rev, dtype=np.int64),
                          affinity=np.array(aff, dtype=np.float64), rank=np.array(rank, dtype=np.int64),
-                         evidence=evidence, forced=np.array(is_forced, dtype=bool), conflicts=n_conflicts,
+                         evidence=evidence, forced=np.array(is_forced, dtype=bool),
+                         scored=np.array(is_scored, dtype=bool), conflicts=n_conflicts,
                          in_graph=np.array([q.paper_index is not None for q in queries], dtype=bool), notes=notes)
 
 
 def _select_submissions(index: EvidenceIndex, request: AssignmentRequest, files: ChairFiles, resolve,
-                        forms: dict[str, dict[str, str]]) -> tuple[list[Query], list[int | None]]:
-    """The submissions and their per-paper reviewer counts (a JSONL record's `k`, else the default)."""
+                        forms: dict[str, dict[str, str]],
+                        warn: Callable[[str], None]) -> tuple[list[Query], list[int | None]]:
+    """The submissions and their per-paper reviewer counts (a JSONL record's `k`, else the default), each
+    once. A graph paper named twice (by --paper in two forms, by --paper and by --venue) is one submission:
+    kept once, and said, as a user file's repeat is (user_files.Repeats). A --queries record under the id of
+    a graph paper named otherwise describes that submission a second way; which one holds is not ours to
+    guess: a UsageError naming both (a repeat inside the file read_jsonl kept once or refused already)."""
     snap = index.snapshot
     queries: list[Query] = []
     wanted: list[int | None] = []
+    named: dict[str, str] = {}  # a graph submission's node id and given form -> the option that names it
     if request.paper_ids:
         res = resolve("paper", list(request.paper_ids), "--paper")
         forms["paper"].update(res.given_forms())
-        queries += [index.query_for_paper(p) for p in res.node_ids()]
-        wanted += [None] * len(res.node_ids())
+        nodes = res.node_ids()
+        seen: set[str] = set()
+        again = []
+        for g in (g for g in request.paper_ids if g in res.ids):
+            if res.ids[g] in seen:
+                again.append(g)
+            seen.add(res.ids[g])
+        if again:
+            warn(f"warning: --paper: {count(len(again), 'submission')} given more than once, kept once: "
+                 f"{examples([output_id(g) for g in again], lead='')}")
+        queries += [index.query_for_paper(p) for p in nodes]
+        wanted += [None] * len(nodes)
+        named.update({key: "--paper" for p in nodes for key in (p, forms["paper"].get(p, p))})
     if request.venue is not None:
         if request.year is None:
             raise UsageError("--venue goes with --year (the submissions are a venue's papers of one year)")
@@ -155,20 +176,27 @@ def _select_submissions(index: EvidenceIndex, request: AssignmentRequest, files:
                               & ~snap.paper_stub)
         if not len(rows):
             raise UsageError(f"--venue {request.venue!r} --year {request.year}: no papers in the graph")
+        option = f"--venue {request.venue} --year {request.year}"
+        again = [snap.paper_ids[p] for p in rows if snap.paper_ids[p] in named]
+        if again:
+            warn(f"warning: {option}: {count(len(again), 'submission')} also given by --paper, kept once: "
+                 f"{examples([output_id(forms['paper'].get(p, p)) for p in again], lead='')}")
+        rows = np.array([p for p in rows if snap.paper_ids[p] not in named], dtype=np.int64)
         queries += [index.query_for_paper(int(p)) for p in rows]
         wanted += [None] * len(rows)
+        named.update({snap.paper_ids[p]: option for p in rows})
     if files.queries:
+        both = [str(r["id"]) for r in files.queries if str(r["id"]) in named]
+        if both:
+            raise UsageError(f"--queries {request.queries_file}: submission {output_id(both[0])} is also given by "
+                             f"{named[both[0]]}, as a paper of the graph"
+                             f"{f' ({len(both) - 1:,} more likewise)' if len(both) > 1 else ''}: give each "
+                             "submission once, as the graph's paper or as the file's record")
         queries += index.queries_from_records(files.queries)
         wanted += [r.get("k") for r in files.queries]  # read_jsonl checked: a positive integer or absent
     if not queries:
         raise UsageError("no submissions: give --paper, --venue with --year, or --queries")
-    queries = evidence_as_of(queries, request.evidence_until)
-    seen: set[str] = set()
-    for q in queries:
-        if q.id in seen:
-            raise UsageError(f"submission {q.id} is given twice")
-        seen.add(q.id)
-    return queries, wanted
+    return evidence_as_of(queries, request.evidence_until), wanted
 
 
 def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quiet: bool = True,
@@ -186,17 +214,20 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
     index = index or index_for_model(store, models_dir, meta, quiet)
     resolver = IdResolver.for_snapshot(index.snapshot, lookup=store.lookup_ids if store is not None else None)
 
-    def resolve(kind: str, given: list[str], what: str | None):
+    def resolve(kind: str, given: list[str], what: str | None, required: bool = True):
+        """`what`: the option, whose unknown ids are said; `required`: none known is exit 2 at once (a file
+        that is not required goes to require_effect, which --allow-empty answers)."""
         res = resolver.resolve(kind, given)
         if what is not None:
-            res = res.require(what)
+            if required:
+                res = res.require(what)
             message = res.warning(what)
             if message:
                 warn(message)
         return res
 
     forms: dict[str, dict[str, str]] = {"paper": {}, "author": {}}
-    queries, wanted = _select_submissions(index, request, files, resolve, forms)
+    queries, wanted = _select_submissions(index, request, files, resolve, forms, warn)
     if files.pool is not None:
         pool_ids = resolve("author", files.pool, "--pool")
         forms["author"].update(pool_ids.given_forms())
@@ -230,7 +261,7 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
     loads: dict[str, tuple[int, int | None]] = {}
     if files.loads is not None:
         given = files.loads
-        res = resolve("author", list(given), "--loads")
+        res = resolve("author", list(given), "--loads", required=False)
         loads = {res.ids[g]: v for g, v in given.items() if g in res.ids and pool.row(res.ids[g]) >= 0}
         if not loads:
             require_effect("--loads", request.loads_file or "", len(given), "reviewer", request.allow_empty, warn)
@@ -244,8 +275,12 @@ def plan_assignment(store, models_dir: Path, request: AssignmentRequest, *, quie
         if not any(r.attribute == SENIOR for r in requirements):
             requirements.insert(0, Requirement(SENIOR, 1))
     if files.attributes is not None:
+        listed = list(dict.fromkeys(g for flags_given in files.attributes.values() for g in flags_given))
+        res = resolve("author", listed, "--attributes", required=False)
+        if not any(g in res.ids and pool.row(res.ids[g]) >= 0 for g in listed):
+            require_effect("--attributes", request.attributes_file or "", len(listed), "reviewer",
+                           request.allow_empty, warn)
         for name, flags_given in files.attributes.items():
-            res = resolve("author", list(flags_given), "--attributes")
             by_node = {res.ids[g]: f for g, f in flags_given.items() if g in res.ids}
             attributes[name] = np.array([by_node.get(rid, False) for rid in pool.author_ids], dtype=bool)
     # The reviewers' own expertise settings shape their papers (after the senior rule, which counts them all).

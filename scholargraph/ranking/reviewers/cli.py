@@ -368,7 +368,7 @@ DEFAULT_TIME_LIMIT = 300.0  # seconds for the integer programs: maxmin at a thou
                    "evidence; the summary follows a table on stdout, else goes to stderr.",
              tools=exchange.TOOL_FORMATS)
 @write_option("the assignment as ASSIGNED_TO edges")
-@allow_empty_option("a --conflicts, --emails or --loads file")
+@allow_empty_option("a --conflicts, --emails, --loads or --attributes file")
 @click.pass_obj
 def assign_cmd(obj, papers, venue, year, queries, pool, per_paper, max_load, min_load, loads, coi_years, no_coi,
                institution_years, forbid, force, senior, attributes, requirements, candidates_per_paper, method,

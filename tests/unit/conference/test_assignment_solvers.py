@@ -558,3 +558,39 @@ def test_summary_report_and_comparison():
     assert lines[0].startswith("method flow (optimal)") and any("requirement senior" in ln for ln in lines)
     table = compare_lines(summaries)
     assert len(table) == 4 and table[0].split()[:2] == ["method", "status"] and "senior" in table[0]
+
+
+def test_a_paper_with_an_unscored_pair_is_in_no_per_paper_figure():
+    """Project rule: a score that could not be computed is reported with a count and examples, never printed as a
+    number. A forced pair without evidence (scored False) made its paper's total 0 (the solvers' placeholder): the
+    summary printed `worst 0.0000 (x 0)`, and the mean and quantiles took that 0 in."""
+    problem = AssignmentProblem(
+        papers=["x 0", "p1", "p2"], reviewers=["r0", "r1"],
+        edge_paper=np.array([0, 0, 1, 2]), edge_reviewer=np.array([0, 1, 0, 1]),
+        affinity=np.array([-1.0, 0.7, 0.5, 0.9]), demand=[2, 1, 1], max_load=[2, 2],
+        forced=np.array([True, False, False, False]), scored=np.array([False, True, True, True]))
+    for method in ("flow", "greedy"):
+        summary = summarize(solve(problem, method))
+        assert summary["total_affinity"] == pytest.approx(0.7 + 0.5 + 0.9)
+        assert (summary["worst_paper_total"], summary["worst_paper"]) == (pytest.approx(0.5), "p1")
+        assert summary["mean_paper_total"] == pytest.approx(0.7)  # p1 and p2 only
+        assert summary["paper_total_quantiles"]["min"] == pytest.approx(0.5)
+        assert (summary["papers_totalled"], summary["papers_without_total"]) == (2, 1)
+        assert summary["papers_without_total_examples"] == ["x_0"]  # ids as the outputs print them
+        assert summary["unscored_examples"] == ["x_0 r0"]
+        lines = format_summary(summary)
+        assert not any("0.0000" in line for line in lines)
+        assert "worst 0.5000 (p1) (over 2 papers)" in lines[1]
+        assert any(line.startswith("1 paper(s) have such a pair, so their total is unknown") and "x_0" in line
+                   for line in lines)
+    # Every paper with an unscored pair: no per-paper figure at all, and none printed as a number.
+    alone = AssignmentProblem(papers=["x0"], reviewers=["r0"], edge_paper=[0], edge_reviewer=[0], affinity=[-1.0],
+                              demand=[1], max_load=[1], forced=[True], scored=[False])
+    summary = summarize(solve(alone, "flow"))
+    assert summary["mean_paper_total"] is summary["worst_paper_total"] is summary["mean_pair_affinity"] is None
+    assert set(summary["paper_total_quantiles"].values()) == {None}
+    json.dumps(summary)
+    lines = format_summary(summary)
+    assert "total affinity 0.0000; no per-paper total (see below)" in lines and not any("per-paper totals" in ln
+                                                                                        for ln in lines)
+    assert "n/a" in compare_lines([summary])[1]

@@ -1,7 +1,8 @@
 """What we hand back to HotCRP, checked against HotCRP's own parsers. HotCRP does not install here, so each
 parser it runs on an upload is re-stated in Python from its code, line by line, at the commit below, and every
 row we write must pass it: the conflicts file of `ingest hotcrp-papers` and the preferences of `reviewers
-recommend --format hotcrp`."""
+recommend --format hotcrp`. The re-statement also checks scholargraph/hotcrp_conflicts.py, the one reader of
+HotCRP's conflict types that ingest and conference/declared.py share."""
 
 from __future__ import annotations
 
@@ -11,16 +12,49 @@ import json
 
 import pytest
 
+from scholargraph import hotcrp_conflicts
+from scholargraph.conference.declared import HOTCRP_PC_CONFLICTS, read_declared
 from scholargraph.conference.exchange import Pair, export, hotcrp_preference
+from scholargraph.errors import UsageError
 from scholargraph.ingest.hotcrp import hotcrp_conflict, read_papers, upload_type, write_conflicts
 
 HOTCRP_COMMIT = "0f25da6c453c5cd9b869ae4f6bafdd0aee4b885e"  # kohler/hotcrp, 2026-08-22
 
 # src/init.php lines 17-20.
 CONFLICT_MAXUNCONFLICTED, CONFLICT_AUTHOR, CONFLICT_CONTACTAUTHOR = 1, 32, 64
-# src/conflict.php lines 15-17 and 30-37.
-CT_DEFAULT, CT_GENERIC = 2, 30
+# src/conflict.php lines 15-17 and 22-37.
+CT_DEFAULT, CT_ADMINISTRATIVE, CT_GENERIC = 2, 28, 30
 JSON_MAP = {2: "collaborator", 4: "advisor", 6: "institutional", 8: "personal", 10: "other", 28: "administrative"}
+DESC_MAP = {2: "Recent collaborator", 4: "Advisor/advisee", 6: "Institutional", 8: "Personal", 10: "Other",
+            28: "Administrative"}
+
+
+def apply_pc(old: int, new: int, admin: bool) -> int:
+    """src/conflict.php Conflict::apply_pc, lines 66-84: the PC conflict an upload (or a save) stores."""
+    assert new & ~31 == 0
+    if not admin and old & 1:
+        return old
+    if not admin and new & 30 == CT_ADMINISTRATIVE:
+        new = (new & ~30) | (old & 30 or CT_GENERIC)
+    if new & 30 == CT_GENERIC:
+        new = (new & ~30) | (old & 30 or (CT_ADMINISTRATIVE if admin else CT_DEFAULT))
+    return new if admin else new & ~1
+
+
+def unparse_text(ct: int, desc: bool) -> str:
+    """src/conflict.php Conflict::unparse_text, lines 207-227 (English): the `conflicttype` cell of the "PC
+    conflicts" download (src/listactions/la_get_sub.php lines 53-75)."""
+    if ct <= CONFLICT_MAXUNCONFLICTED:
+        return "No conflict"
+    if ct >= CONFLICT_CONTACTAUTHOR:
+        return "Contact"
+    if ct >= CONFLICT_AUTHOR:
+        return "Author"
+    if ct in (CT_DEFAULT | 1, CT_ADMINISTRATIVE | 1):
+        return "Pinned conflict"
+    if desc and ct & ~1 in DESC_MAP:
+        return DESC_MAP[ct & ~1]
+    return "Conflict"
 
 
 def unparse_json(ct: int, desc: bool) -> bool | str:
@@ -116,9 +150,10 @@ def parse_assignment(text: str) -> int | None:
     return au | (ct or 0) | (1 if pin else 0)
 
 
-def upload_conflict(cell: str | None) -> int | None:
-    """src/assigners/a_conflict.php Conflict_AssignmentParser::apply, lines 99-110, for action `conflict`: the
-    conflict the row sets, or None where HotCRP answers "Conflict type ... not found". The cell is the
+def upload_conflict(cell: str | None, old: int = 0) -> int | None:
+    """src/assigners/a_conflict.php Conflict_AssignmentParser::apply, lines 93-124, for action `conflict` by a
+    chair (`$admin`, line 96: the chair manages every paper): the PC conflict the row stores for a pair whose
+    stored conflict is `old`, or None where HotCRP answers "Conflict type ... not found". The cell is the
     `conflict` column (src/assignmentset.php line 1559: `conflicttype` is its synonym); an empty cell is "",
     not absent (lib/csv.php parse_comma lines 670-712 keeps a trailing empty field; CsvRow::offsetGet lines
     31-41 returns it), so only a file without the column gets the default "on"."""
@@ -128,7 +163,8 @@ def upload_conflict(cell: str | None) -> int | None:
     ct = parse_assignment(text)
     if ct is None or ct >= CONFLICT_AUTHOR:  # Conflict::is_author, src/conflict.php lines 46-48
         return None
-    return ct
+    ct = apply_pc(old, ct, admin=True)  # line 111
+    return ((old & ~31) | ct) & 31  # lines 113-120, the PC part (mask FM_PC)
 
 
 def upload_columns(header: list[str]) -> dict[str, int]:
@@ -171,7 +207,9 @@ def test_every_conflict_row_we_write_is_one_hotcrps_upload_accepts(tmp_path, des
 
 
 def test_the_types_keep_their_meaning_on_the_way_back():
-    # The type written back sets the PC conflict HotCRP exported: the same type, pinned staying pinned.
+    # The type written back makes a chair's upload store the PC conflict HotCRP exported: the same type, pinned
+    # staying pinned. A stored conflict never has the generic type 30: apply_pc gives it a type on every save
+    # (src/paperstatus.php line 922), CT_DEFAULT where no administrator saves it.
     for ct in range(2, 32):
         value = unparse_json(ct, desc=True)
         assert isinstance(value, str)
@@ -179,8 +217,91 @@ def test_the_types_keep_their_meaning_on_the_way_back():
         if ct & 30 == 0:
             assert written is None, value  # "pinned unconflicted": no conflict to write
         else:
-            assert written is not None and upload_conflict(written) == ct, (value, written)
-    assert hotcrp_conflict("shared office") is None and upload_type(hotcrp_conflict(True)) == "yes"
+            meant = ct if ct & 30 != CT_GENERIC else (ct & 1) | CT_DEFAULT
+            assert written is not None and upload_conflict(written) == meant, (value, written)
+    # `true` is CT_DEFAULT exported where the site hides the types (src/conflict.php line 290): `yes` would be
+    # stored as an administrative conflict (apply_pc with admin, lines 79-82).
+    assert unparse_json(CT_DEFAULT, desc=False) is True
+    assert upload_conflict(upload_type(hotcrp_conflict(True))) == CT_DEFAULT
+    assert upload_conflict("yes") == CT_ADMINISTRATIVE
+
+
+def test_an_unknown_type_is_written_as_hotcrps_import_takes_it(tmp_path):
+    # src/options/o_pcconflicts.php lines 179-183: HotCRP's own JSON import warns and takes CT_DEFAULT. Written
+    # as `yes`, a chair's upload stored CT_ADMINISTRATIVE instead.
+    papers = [{"pid": 1, "title": "T", "pc_conflicts": {"pc@x.org": "shared office", "pc2@x.org": 7}}]
+    (tmp_path / "papers.json").write_text(json.dumps(papers), encoding="utf-8")
+    found = read_papers(str(tmp_path / "papers.json"))
+    assert hotcrp_conflict("shared office") is None and found.unknown_types == ["shared office"]
+    stored = {email: upload_conflict(kind) for _, email, kind in found.conflicts}
+    assert stored == {"pc@x.org": CT_DEFAULT, "pc2@x.org": 7}  # 7: a pinned institutional conflict, kept
+
+
+# --- one reader of HotCRP's conflict types -----------------------------------------------------------------
+
+WORDS = ["", "none", "n", "no", "0", "off", "unconflicted", "noconflict", "nonconflict", "non-conflict", "y", "yes",
+         "1", "on", "conflicted", "conflict", "collab", "collaborator", "student", "advisor", "advisee",
+         "institution", "institutional", "personal", "other", "admin", "administrative", "administrator", "2", "12",
+         "13", "30", "32", "002", "pin", "pinned", "unpin", "unpinned", "author", "contact", "false", "clear",
+         "true", "shared", "Advisor", "PINNED"]
+
+
+def phrases():
+    yield from WORDS
+    for a in WORDS:
+        for b in WORDS:
+            yield f"{a} {b}"
+    yield from ("pinned unconflicted", "pinned advisor author", "advisor conflict", "conflict advisor",
+                "advisor collaborator", "advisor ", " advisor", "pinned unpinned", "yes no")
+
+
+def test_the_shared_parser_reads_every_type_as_hotcrp_does():
+    for text in phrases():
+        assert hotcrp_conflicts.parse_assignment(text) == parse_assignment(text), text
+    for value in (True, False, 0, 2, 31, 64, 3.0, None, [], "pinned advisor"):
+        expected = {True: CT_GENERIC, False: 0}.get(value) if isinstance(value, bool) else (
+            value if isinstance(value, int) else parse_assignment(value) if isinstance(value, str) else None)
+        assert hotcrp_conflicts.parse_json(value) == expected, value  # src/conflict.php lines 194-205
+
+
+def declared_verdict(tmp_path, cell: str) -> str:
+    path = tmp_path / "c.csv"
+    path.write_text(f"paper,action,email,conflicttype\n1,conflict,pc@x.org,{cell}\n", encoding="utf-8")
+    try:
+        found = read_declared(str(path), "--conflicts")
+    except UsageError:
+        return "refused"
+    return "conflict" if found.conflicts else "none"
+
+
+def test_a_declared_conflict_row_is_read_as_hotcrps_upload_reads_it(tmp_path):
+    # conference/declared.py had its own list of no-conflict words: `n`, `off`, `unconflicted`, `noconflict` and
+    # `pinned unconflicted` (which HotCRP's own Conflict::unparse_assignment writes) were conflicts there, and
+    # `false`/`clear`, which HotCRP refuses, were none.
+    for cell in ("n", "off", "unconflicted", "noconflict", "pinned unconflicted", "none", "no", "advisor", "pinned",
+                 "yes", "false", "clear", "author", "collaborator author", "shared office", "any:advisor", "13"):
+        ct = upload_conflict(cell)
+        expected = "refused" if ct is None else "conflict" if ct > CONFLICT_MAXUNCONFLICTED else "none"
+        assert declared_verdict(tmp_path, cell) == expected, cell
+
+
+def test_the_pc_conflicts_download_is_read_in_both_header_forms(tmp_path):
+    # src/listactions/la_get_sub.php lines 53-75: given_name,family_name since 2024-09 (first,last before), one
+    # row per conflicted pair, its type as unparse_text writes it.
+    conflicted = [ct for ct in range(128) if ct > CONFLICT_MAXUNCONFLICTED]
+    for names in ("given_name,family_name", "first,last"):
+        for desc in (True, False):
+            rows = [f"1,T,Ann,Lee,pc{ct}@x.org,{unparse_text(ct, desc)}" for ct in conflicted]
+            path = tmp_path / "pcconflicts.csv"
+            path.write_text(f"paper,title,{names},email,conflicttype\n" + "\n".join(rows) + "\n", encoding="utf-8")
+            found = read_declared(str(path), "--conflicts")
+            assert found.layout == HOTCRP_PC_CONFLICTS and len(found.conflicts) == len(conflicted)
+            assert "read as HotCRP PC conflicts (paper,title,given_name,family_name,email,conflicttype; first,last " \
+                   "before 2024-09)" in found.describe()
+    path.write_text("paper,title,given_name,family_name,email,conflicttype\n1,T,A,B,pc@x.org,No conflict\n"
+                    "2,U,A,B,pc@x.org,Recent collaborator\n", encoding="utf-8")
+    found = read_declared(str(path), "--conflicts")
+    assert found.other_rows == 1 and [p.reason for p in found.conflicts] == ["declared (hotcrp: collaborator)"]
 
 
 # --- preferences ------------------------------------------------------------------------------------------

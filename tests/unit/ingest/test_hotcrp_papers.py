@@ -4,6 +4,7 @@ declared PC conflicts as a file --conflicts reads, a bad file refused with exit 
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -48,8 +49,9 @@ def test_papers_become_submissions_and_declared_conflicts(tmp_path):
                                 {"name": "Bo Chen"}]
     assert [(r["record"], r["reason"]) for r in found.rejected] == [(4, "missing id: no pid (or id)"),
                                                                     (5, "not a JSON object")]
-    # true (a conflict whose type the exporter could not see) is written as HotCRP's upload spells it: yes.
-    assert found.conflicts == [("1", "pc1@example.edu", "collaborator"), ("1", "pc2@other.org", "yes")]
+    # true (HotCRP's default type, or one the exporter could not see) is written as the type HotCRP stores for
+    # it, collaborator (CT_DEFAULT): `yes` would become an administrative conflict on a chair's upload.
+    assert found.conflicts == [("1", "pc1@example.edu", "collaborator"), ("1", "pc2@other.org", "collaborator")]
     assert found.not_emails == 1 and not any("@" in line for line in found.lines())
 
 
@@ -65,7 +67,7 @@ def test_the_cli_writes_queries_and_conflicts_that_recommend_reads(tmp_path):
     assert [q["id"] for q in queries] == ["1", "3"]
     declared = read_declared(str(tmp_path / "c.csv"), "--conflicts")
     assert declared.layout == HOTCRP and [(p.paper, p.reason) for p in declared.conflicts] == [
-        ("1", "declared (hotcrp: collaborator)"), ("1", "declared (hotcrp)")]
+        ("1", "declared (hotcrp: collaborator)"), ("1", "declared (hotcrp: collaborator)")]
     quarantined = (home / "quarantine" / "ingest-hotcrp-papers.jsonl").read_text().splitlines()
     assert len(quarantined) == 2
     # Above the bad-paper ratio (2 of 4), the exit is 3, as for the other ingests; the files are still written.
@@ -128,18 +130,41 @@ def test_a_given_name_author_is_in_conflict_with_her_own_paper(tmp_path):
         assert ConflictChecker(snapshot).explain(query) == {"s2author:7": AUTHOR}, form
 
 
-@pytest.mark.parametrize("author, why", [
-    ({"email": "ann@uni.edu", "affiliation": "Uni"}, "author 2 has no name"),
-    ({"given_name": " ", "family_name": ""}, "author 2 has no name"),
-    ({"first": 7, "last": None}, "author 2 has no name"),
+@pytest.mark.parametrize("author", [
+    {"affiliation": "Uni"},
+    {"given_name": " ", "family_name": ""},
+    {"first": 7, "last": None, "email": "not an address"},
+    {},
 ])
-def test_an_author_without_a_readable_name_quarantines_the_paper(tmp_path, author, why):
+def test_an_author_with_neither_a_name_nor_an_email_quarantines_the_paper(tmp_path, author):
     path = one_paper(tmp_path, authors=[{"given_name": "Bo", "family_name": "Chen"}, author])
     found = read_papers(path)
     assert found.records == []
     [entry] = found.rejected
     assert (entry["file"], entry["line"], entry["record"]) == (path, 1, 1)
-    assert entry["reason"].startswith(f"authors: {why}") and "given_name/family_name" in entry["reason"]
+    assert entry["reason"].startswith("authors: author 2 has neither a name (given_name/family_name, first/last or "
+                                      "name) nor an email")
+
+
+def test_an_author_with_only_an_email_is_kept_and_reported(tmp_path):
+    # HotCRP takes an author by email alone (src/options/o_authors.php lines 61-74 warn only about one with
+    # nothing but an affiliation) and its export leaves the empty name fields out (src/author.php lines 390-405):
+    # the paper was quarantined. Kept without a name, the author is a conflict by email domain and institution.
+    path = one_paper(tmp_path, authors=[{"given_name": "Bo", "family_name": "Chen"},
+                                        {"email": "Ann@Uni.edu", "affiliation": "Uni"}])
+    found = read_papers(path)
+    assert found.rejected == []
+    [record] = found.records
+    assert record["authors"] == [{"name": "Bo Chen"}, {"email": "ann@uni.edu", "affiliation": "Uni"}]
+    assert found.nameless_authors == ["pid 7 author 2"]
+    assert ("1 author without a name, only an email (kept: a conflict by email domain and institution, none by "
+            "name), e.g. pid 7 author 2") in found.lines()
+    snapshot = GraphSnapshot.build([{"id": "p1", "year": 2024, "title": "Earlier work"}], [("s2author:9", "p1", 1)],
+                                   authors=[("s2author:9", "Cy Doe")])
+    query = Query(id=record["id"], text_vector=None, topic_vector=None, references=np.zeros(0, np.int64),
+                  **submission_authors(record))
+    assert query.author_names == ("Bo Chen", "") and query.author_emails == ("ann@uni.edu",)
+    assert ConflictChecker(snapshot).explain(query) == {}  # no name: nobody is its author by name
 
 
 def test_the_quarantine_names_the_line_each_paper_starts_on(tmp_path):
@@ -155,19 +180,33 @@ def test_a_paper_keyed_id_and_list_form_conflicts_are_read(tmp_path):
     found = read_papers(write(tmp_path, [{"id": 5, "title": "Keyed id", "authors": [{"name": "Ann Lee"}],
                                           "pc_conflicts": ["PC1@x.org", "pc2@y.org", "not an email"]}]))
     assert [r["id"] for r in found.records] == ["5"] and found.rejected == []
-    assert found.conflicts == [("5", "pc1@x.org", "yes"), ("5", "pc2@y.org", "yes")]
+    assert found.conflicts == [("5", "pc1@x.org", "collaborator"), ("5", "pc2@y.org", "collaborator")]
     assert found.not_emails == 1 and found.bad_pc_conflicts == 0
 
 
-def test_a_repeated_pid_is_kept_once_and_reported(tmp_path):
-    papers = [{"pid": 6, "title": "First", "pc_conflicts": {"pc@x.org": "advisor"}},
-              {"pid": 6, "title": "Again", "pc_conflicts": {"pc@x.org": "advisor"}},
-              {"pid": 8, "title": "Other"}, {"pid": "6", "title": "Once more"}]
-    found = read_papers(write(tmp_path, papers))
+def test_a_repeated_pid_keeps_its_first_paper_an_identical_one_said_another_quarantined(tmp_path):
+    # As every user file (user_files.Repeats): the same paper again is kept once and said on stderr by line. As
+    # an ingest: another paper under the same pid is a bad record, quarantined with its line and why.
+    first = {"pid": 6, "title": "First", "pc_conflicts": {"pc@x.org": "advisor"}}
+    papers = [first, {"pid": 8, "title": "Other"}, dict(first), {"pid": 6, "title": "Again"},
+              {"pid": "6", "title": "First", "pc_conflicts": {"pc@x.org": "advisor"}}]
+    path = write(tmp_path, json.dumps(papers, indent=1))
+    said: list[str] = []
+    found = read_papers(path, "hotcrp-papers", said.append)
     assert [(r["id"], r["title"]) for r in found.records] == [("6", "First"), ("8", "Other")]
     assert found.conflicts == [("6", "pc@x.org", "advisor")]
-    assert any(line.startswith("2 papers repeat a pid already read (the first kept, the others left out)")
-               and "pid 6 (records 2, 4)" in line for line in found.lines())
+    starts = [n for n, line in enumerate(json.dumps(papers, indent=1).split("\n"), 1) if line == " {"]
+    [warning] = said
+    assert re.fullmatch(rf"warning: hotcrp-papers {re.escape(path)}: 1 repeated paper.* kept once, e\.g\. line "
+                        rf"{starts[2]} \(as line {starts[0]}\)", warning), warning
+    assert [(r["record"], r["line"], r["reason"]) for r in found.rejected] == [
+        (4, starts[3], f"pid 6 repeated with other content, line {starts[0]} kept"),
+        (5, starts[4], f"pid 6 repeated with other content, line {starts[0]} kept")]
+    result = CliRunner(env={"SCHOLARGRAPH_HOME": str(tmp_path / "home")}).invoke(
+        main, ["ingest", "hotcrp-papers", path, "--max-bad-ratio", "1"])
+    assert result.exit_code == 0, result.output
+    assert f"scholargraph: {warning}" in result.stderr
+    assert "2 bad papers quarantined, e.g. record 4: pid 6 repeated with other content" in result.stdout
 
 
 def test_the_summary_says_which_conflicts_are_not_written_and_why(tmp_path):
@@ -180,9 +219,10 @@ def test_the_summary_says_which_conflicts_are_not_written_and_why(tmp_path):
         main, ["ingest", "hotcrp-papers", write(tmp_path, papers), "--conflicts-out", str(tmp_path / "c.csv")])
     assert result.exit_code == 0, result.output
     assert "2 author conflicts not written (HotCRP's upload refuses author and contact types" in result.output
-    assert "1 conflict type HotCRP does not know (shared office), written as yes" in result.output
+    assert ("1 conflict type HotCRP does not know (shared office), written as collaborator (HotCRP's default type, "
+            "which its own JSON import gives them)") in result.output
     assert "1 paper's pc_conflicts neither an object nor a list of emails (left out)" in result.output
     assert "pc_conflicts: 3 declared conflicts written to" in result.output and "@" not in result.output
     rows = (tmp_path / "c.csv").read_text(encoding="utf-8").splitlines()
     assert rows == ["paper,action,email,conflicttype", "1,conflict,bo@x.org,pinned collaborator",
-                    "1,conflict,cy@x.org,institutional", "1,conflict,di@x.org,yes"]
+                    "1,conflict,cy@x.org,institutional", "1,conflict,di@x.org,collaborator"]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
+import re
 
 import pytest
 
 from scholargraph.errors import UsageError
 from scholargraph.graph.memory_store import InMemoryStore
 from scholargraph.graph.records import Author, Authorship, Paper, PaperBundle
-from scholargraph.ingest.hotcrp import match_pc, read_pc_list, store_pc_details, write_pool
+from scholargraph.ingest.hotcrp import PcMember, match_pc, read_pc_list, store_pc_details, write_pool
 
 HEADER = "first,last,email,roles,tags,affiliation,collaborators,follow\n"
 
@@ -53,7 +54,6 @@ def test_members_are_matched_by_email_then_name(tmp_path):
 @pytest.mark.parametrize("text, where", [
     ("name,affiliation\nAnn,CMU\n", ":1: expected the columns"),
     (HEADER + "Ann,Lee,,pc,,,,\n", ":2: no email"),
-    (HEADER + ",,ann@x.org,pc,,,,\n", ":2: no name"),
     (HEADER, "holds no PC members"),
 ])
 def test_bad_lists_are_refused_with_the_line(tmp_path, text, where):
@@ -119,9 +119,41 @@ def test_each_member_keeps_the_line_it_starts_on(tmp_path):
     # A PC info download quotes multi-line collaborators; the lines named (errors, repeats) are an editor's.
     pc = tmp_path / "pc.csv"
     pc.write_text('given_name,family_name,email,collaborators\nAnn,Lee,ann@x.org,"Bo Chen (Y)\nCy Doe (Z)"\n'
-                  'Bo,Chen,bo@y.org,\n,,cy@z.org,\n')
-    with pytest.raises(UsageError, match=r"pc.csv:5: no name"):
+                  'Bo,Chen,bo@y.org,\nCy,Doe,,\n')
+    with pytest.raises(UsageError, match=r"pc.csv:5: no email"):
         read_pc_list(str(pc))
     pc.write_text('given_name,family_name,email,collaborators\nAnn,Lee,ann@x.org,"Bo Chen (Y)\nCy Doe (Z)"\n'
                   'Bo,Chen,bo@y.org,\n')
     assert [m.line for m in read_pc_list(str(pc))] == [2, 4]
+
+
+def test_a_member_without_a_name_is_kept_and_matched_by_email(tmp_path):
+    # One such row refused the whole PC list (exit 2), though match_pc finds a member by email first.
+    pc = tmp_path / "pc.csv"
+    pc.write_text(HEADER + ",,Jose@CMU.edu,pc,,CMU,,\nAnn,Lee,ann@x.org,pc,,,,\n,,nobody@z.org,pc,,,,\n")
+    members = read_pc_list(str(pc), "hotcrp-pc")
+    assert [(m.line, m.name, m.email) for m in members] == [(2, "", "jose@cmu.edu"), (3, "Ann Lee", "ann@x.org"),
+                                                            (4, "", "nobody@z.org")]
+    store = graph()
+    store_pc_details(store, match_pc(store, [PcMember(1, "José Pérez", "jose@cmu.edu", None)]))  # an email known
+    match = match_pc(store, members)
+    assert list(match.matched) == ["s2author:1"] and [m.line for m in match.nameless] == [2, 4]
+    lines = match.lines(str(pc))
+    assert "2 members without a name (given_name, family_name or name): matched by email only, e.g. line 2, " \
+           "line 4" in lines
+    assert "1 matched no author of the graph (left out), e.g. line 4 (no name)" in lines
+    assert [m.name for m, _ in match.ambiguous] == ["Ann Lee"] and not any("@" in line for line in lines)
+
+
+def test_a_member_listed_twice_is_kept_once_by_the_reader(tmp_path):
+    # The repeat rule of every user file (user_files.Repeats), now in the reader rather than in ingest/cli.py.
+    pc = tmp_path / "pc.csv"
+    pc.write_text(HEADER + "Ann,Lee,ann@x.org,pc,,Uni,,\nBo,Chen,bo@y.org,pc,,,,\nAnn,Lee,ANN@x.org,pc,,Uni,,\n")
+    said: list[str] = []
+    assert [m.line for m in read_pc_list(str(pc), "hotcrp-pc", said.append)] == [2, 3]
+    [warning] = said
+    assert re.fullmatch(rf"warning: hotcrp-pc {re.escape(str(pc))}: 1 repeated PC member.* kept once, e\.g\. line 4 "
+                        r"\(as line 2\)", warning), warning
+    pc.write_text(HEADER + "Ann,Lee,ann@x.org,pc,,Uni,,\nAnn,Lee,ann@x.org,pc,,Other Uni,,\n")
+    with pytest.raises(UsageError, match=r"pc.csv:3: the PC member.* of line 2 again, with another value"):
+        read_pc_list(str(pc), "hotcrp-pc")

@@ -263,14 +263,50 @@ def test_dates_in_seconds_are_read_as_seconds_and_said(tmp_path):
         expertise_publication("p2", "Milliseconds", "B.", cdate=1546300800000),  # 2019-01-01
     ]), encoding="utf-8")
     store = InMemoryStore()
-    load(store, "openreview", tmp_path / "ds", tmp_path)
+    summary = load(store, "openreview", tmp_path / "ds", tmp_path)
     assert {p: year for p, (_, _, year) in graph_of(store)["papers"].items()} == {"openreview:p1": 2020,
                                                                                   "openreview:p2": 2019}
+    # The normaliser counts them as it reads them: the loader's summary says so, no second pass over the archives.
+    assert [line for line in summary.lines() if line.startswith("dates")] == [
+        f"dates      1 publication(s) give their date in seconds, not OpenReview's milliseconds, and "
+        f"were read as seconds: e.g. {archives / '~Ann_Lee1.jsonl'}:1"]
     from scholargraph.ingest.openreview import archive_lines
 
     lines, _ = archive_lines([str(tmp_path / "ds")], tmp_path / "home" / "submissions.jsonl")
-    assert lines == [f"dates: 1 publication(s) give their date in seconds, not OpenReview's milliseconds, and "
-                     f"were read as seconds: e.g. {archives / '~Ann_Lee1.jsonl'}:1"]
+    assert lines == []
+
+
+def test_the_archives_are_read_once_and_dates_in_seconds_counted_by_the_normaliser(tmp_path, monkeypatch):
+    """archive_lines read every archive line a second time to count dates in seconds, with a copy of the
+    normaliser's date logic: it reads no archive now, and the count (with examples, also from parse workers'
+    batches) is the normaliser's."""
+    from scholargraph.ingest import loader
+    from scholargraph.ingest.formats import openreview as layout
+    from scholargraph.ingest.normalize import DATE_IN_SECONDS
+    from scholargraph.ingest.openreview import archive_lines
+
+    archives = tmp_path / "ds" / "archives"
+    archives.mkdir(parents=True)
+    (archives / "~Ann_Lee1.jsonl").write_text("".join(json.dumps(note) + "\n" for note in [
+        *(expertise_publication(f"s{k}", f"Seconds {k}", "A.", cdate=1577836800 + k) for k in range(7)),
+        {"id": "y", "cdate": 1577836800, "content": {"title": "Year given", "year": 2018}},  # no date read
+        {"id": "bad", "cdate": 1577836800, "content": {}},  # quarantined: not counted
+    ]), encoding="utf-8")
+    summary = load(InMemoryStore(), "openreview", tmp_path / "ds", tmp_path)
+    assert summary.notices == {DATE_IN_SECONDS: 7} and summary.quarantined == 1
+    [line] = [line for line in summary.lines() if line.startswith("dates")]
+    assert line.startswith("dates      7 publication(s) give their date in seconds") and line.endswith(" and 2 more")
+    assert f"e.g. {archives / '~Ann_Lee1.jsonl'}:1, " in line
+
+    def no_second_pass(path):
+        raise AssertionError(f"archive {path} read again")
+
+    monkeypatch.setattr(layout, "iter_raw", no_second_pass)
+    assert archive_lines([str(tmp_path / "ds")], tmp_path / "home" / "submissions.jsonl") == ([], [])
+    # What a parse worker sends back keeps the notes.
+    batch = loader._normalize("openreview", list(iter_raw("openreview", str(archives / "~Ann_Lee1.jsonl"))))
+    assert len(batch.noted) == 7
+    assert loader._Normalized.loads(batch.dumps()).noted == batch.noted
 
 
 API1_NOTE = {"id": "n1", "cdate": 1546300800000,
@@ -302,3 +338,62 @@ def test_an_api2_online_date_comes_before_the_creation_date():
         "id": "n1", "odate": 1262304000000, "cdate": 1640995200000,  # online 2010, created in OpenReview 2022
         "content": {"title": {"value": "Old paper"}}, "_archiveOwner": "~Ann_Lee1"}))
     assert bundle.paper.year == 2010
+
+
+def test_a_submission_given_twice_is_written_once_and_a_differing_one_reported(tmp_path):
+    """A note id repeated across the submissions files (submissions.json, submissions.jsonl, submissions/, and
+    several dataset folders) was written twice to the --queries file, so recommend and assign saw the submission
+    twice. The same record again is kept once and counted; another record under the same id: the first is kept,
+    the repeat quarantined, both said with examples. The run goes on: this is a dump."""
+    from scholargraph.ingest.openreview import read_submissions
+
+    def note(note_id, title):
+        return {"id": note_id, "content": {"title": title, "abstract": "About it.", "authorids": ["~Cy_Doe1"]}}
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    (first / "submissions").mkdir(parents=True)
+    # submissions.json is {id: note}, the note without its id (create_dataset's file).
+    (first / "submissions.json").write_text(json.dumps({"s1": {"content": note("s1", "One")["content"]},
+                                                        "s2": {"content": note("s2", "Two")["content"]}}))
+    (first / "submissions.jsonl").write_text(json.dumps(note("s1", "One")) + "\n"
+                                             + json.dumps(note("s2", "Two, revised")) + "\n")
+    (first / "submissions" / "s3.jsonl").write_text(json.dumps(note("s3", "Three")) + "\n")
+    second.mkdir()
+    (second / "submissions.jsonl").write_text(json.dumps(note("s3", "Three")) + "\n")
+    found = read_submissions([str(first), str(second)])
+    assert [(r["id"], r["title"]) for r in found.records] == [("s1", "One"), ("s2", "Two"), ("s3", "Three")]
+    assert found.repeated == [f"s1 ({first / 'submissions.jsonl'}:1, first at {first / 'submissions.json'}:1)",
+                              f"s3 ({second / 'submissions.jsonl'}:1, first at {first / 'submissions' / 's3.jsonl'}:1)"]
+    assert found.conflicting == [f"s2 ({first / 'submissions.jsonl'}:2, first at {first / 'submissions.json'}:1)"]
+    [bad] = found.rejected
+    assert bad["reason"].startswith("duplicate id: s2 was read at") and bad["line"] == 2
+    assert found.lines("submissions") == [
+        f"submissions: 2 note(s) given again with the same content, kept once: e.g. {found.repeated[0]}, "
+        f"{found.repeated[1]}",
+        f"submissions: 1 note(s) given again with other content: the first is kept, the repeat quarantined: "
+        f"e.g. {found.conflicting[0]}"]
+    assert read_submissions(str(second)).lines("submissions") == []  # one folder, as before
+
+
+def test_match_submissions_given_twice_are_written_once(tmp_path):
+    """create_dataset.py's archives/match_submissions.jsonl goes through the same reader: a repeated note id is
+    written once to match_submissions.jsonl, and said."""
+    from scholargraph.ingest.openreview import archive_lines
+
+    archives = tmp_path / "ds" / "archives"
+    archives.mkdir(parents=True)
+    (archives / "match_submissions.jsonl").write_text("".join(json.dumps(n) + "\n" for n in [
+        {"id": "m1", "content": {"title": "First", "abstract": "One."}},
+        {"id": "m1", "content": {"title": "First", "abstract": "One."}},
+        {"id": "m1", "content": {"title": "Other", "abstract": "One."}},
+    ]), encoding="utf-8")
+    lines, rejected = archive_lines([str(tmp_path / "ds")], tmp_path / "home" / "submissions.jsonl")
+    written = (tmp_path / "home" / "match_submissions.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["title"] for line in written] == ["First"]
+    assert lines[0].startswith("match_submissions: 1 submissions to match")
+    assert lines[1:] == [
+        f"match_submissions: 1 note(s) given again with the same content, kept once: e.g. m1 "
+        f"({archives / 'match_submissions.jsonl'}:2, first at {archives / 'match_submissions.jsonl'}:1)",
+        f"match_submissions: 1 note(s) given again with other content: the first is kept, the repeat quarantined: "
+        f"e.g. m1 ({archives / 'match_submissions.jsonl'}:3, first at {archives / 'match_submissions.jsonl'}:1)"]
+    assert [r["line"] for r in rejected] == [3] and rejected[0]["reason"].startswith("duplicate id: m1")

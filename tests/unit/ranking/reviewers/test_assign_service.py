@@ -14,9 +14,9 @@ from scholargraph.conference.assignment.plan import (
     parse_requirement,
     read_attributes,
     read_loads,
-    read_pairs,
     senior_flags,
 )
+from scholargraph.conference.declared import PAIRS, read_declared
 from scholargraph.conference.submissions import ReviewerPool
 from scholargraph.errors import UsageError
 from scholargraph.ranking.reviewers.assign import affinity_table, plan_assignment
@@ -41,7 +41,9 @@ def model():
 def test_file_parsers_take_comma_tab_or_space_and_skip_headers(tmp_path):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("paper,reviewer\nq1,E\n# a comment\n\nq2\tX\nq3 J\n", encoding="utf-8")
-    assert read_pairs(pairs, "--forbid") == [("q1", "E"), ("q2", "X"), ("q3", "J")]
+    forbid = read_declared(str(pairs), "--forbid")  # --forbid and --force read the tools' layouts too
+    assert forbid.layout == PAIRS and [(p.paper, p.reviewer) for p in forbid.conflicts] == [("q1", "E"), ("q2", "X"),
+                                                                                              ("q3", "J")]
     loads = tmp_path / "loads.tsv"
     loads.write_text("reviewer max min\nE 2\nX 4 1\n", encoding="utf-8")
     assert read_loads(loads) == {"E": (2, None), "X": (4, 1)}
@@ -57,7 +59,7 @@ def test_file_parsers_take_comma_tab_or_space_and_skip_headers(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("q1\n", encoding="utf-8")
     with pytest.raises(UsageError, match="bad.txt:1"):
-        read_pairs(bad, "--force")
+        read_declared(str(bad), "--force", plain="forced")
 
 
 def test_senior_rules(world, tmp_path):
@@ -158,3 +160,21 @@ def test_a_forced_pair_without_evidence_counts_in_no_total(world, model, tmp_pat
         assert summary["unscored_pairs"] == 1
         lines = format_summary(summary)
         assert "1 assigned pair(s) have no affinity (no eligible evidence) and count in no total or mean: x0 J" in lines
+        # x0's total is unknown: no per-paper figure, where `worst 0.0000 (x0)` was printed.
+        assert summary["worst_paper_total"] is summary["mean_paper_total"] is None
+        assert (summary["papers_without_total"], summary["papers_without_total_examples"]) == (1, ["x0"])
+        assert not any("0.0000 (x0)" in line or "per-paper totals" in line for line in lines)
+
+
+def test_the_table_says_which_arcs_are_scored_and_no_evidence_text_does(world, model, tmp_path):
+    """Whether an arc has an affinity was read from its evidence text (`...no eligible evidence` at its end); the
+    table that the model fills says it now, and the problem and the rows follow the table."""
+    outcome = assign_a_forced_pair_without_evidence(world, model, tmp_path)
+    t = outcome.table
+    assert [(t.reviewers[r], bool(s)) for r, s in zip(t.edge_reviewer, t.scored)] == [("E", True), ("J", False)]
+    np.testing.assert_array_equal(outcome.problem.scored, t.scored)
+    # An evidence text is for people: one that happens to end like the placeholder's changes nothing.
+    t.evidence = [f"{line}; no eligible evidence" if s else "" for line, s in zip(t.evidence, t.scored)]
+    problem = build_problem(t, demand=[2], max_load=1)
+    np.testing.assert_array_equal(problem.scored, t.scored)
+    assert [r["affinity"] is None for r in outcome.rows()] == [False, True]

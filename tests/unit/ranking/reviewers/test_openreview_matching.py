@@ -70,3 +70,29 @@ def test_an_assignment_with_a_forced_pair_without_evidence_uploads(tiny, tmp_pat
     said = capsys.readouterr().err
     assert "openreview: 1 assigned pair(s) have no affinity (no eligible evidence)" in said and "x0 J" in said
     assert str(side) in said
+
+
+@pytest.mark.parametrize("what", ["scores", "assignment"])
+def test_no_file_when_no_pair_has_a_score(tmp_path, capsys, what):
+    """Every suggestion unscored wrote a file holding one blank line. openreview-py takes no such file well: a blank
+    row fails `_build_profile_scores` (`row[2]`, an IndexError), and `_build_note_scores` (as any file without a
+    score row) deletes the venue's affinity scores and posts none. So no file is written: one line, exit 2."""
+    from scholargraph.errors import UsageError
+    from scholargraph.ranking.reviewers.cli import _export
+
+    api = upload_scores(write(tmp_path, ""), ["sub1"])  # what the blank file did to a venue: its scores gone
+    assert api.deleted and not api.posted
+    capsys.readouterr()  # openreview-py prints its progress
+    pairs = [exchange.Pair("sub1", "~Abe_Roberts1", "openreview:~Abe_Roberts1", None),
+             exchange.Pair("sub1", "~Cy_Doe1", "openreview:~Cy_Doe1", None)]
+    out = tmp_path / "out.csv"
+    for given in (pairs, []):
+        with pytest.raises(UsageError) as refused:
+            _export("openreview", what, given, None, str(out), [])
+        assert refused.value.exit_code == 2 and "\n" not in str(refused.value)
+        assert "no file written" in str(refused.value)
+        assert not out.exists() and not (tmp_path / "out.no-affinity.csv").exists()
+        assert capsys.readouterr().out == ""  # nor anything on stdout, where the file goes without --out
+    with pytest.raises(UsageError, match=r"none of the 2 .* has a score \(no eligible evidence: e\.g\. sub1 "
+                                         r"~Abe_Roberts1, sub1 ~Cy_Doe1\)"):
+        exchange.export("openreview", what, pairs)
