@@ -57,13 +57,13 @@ def test_hotcrp_downloads_to_an_assignment(neo4j_settings, tmp_path):
                       {"pid": 102, "title": records[1]["title"], "abstract": records[1].get("abstract"),
                        "authors": [{"email": "x@elsewhere.org", "given_name": "Xi", "family_name": "Yu"}, co_author],
                        "pc_conflicts": {"pc1@uni-b.edu": "author"}},
-                      {"pid": 102, "title": "The same paper twice", "authors": []},
                       {"pid": 103, "title": "Withdrawn", "withdrawn": True, "status": "withdrawn", "authors": []}]
+            papers.insert(2, papers[1])  # two exports joined: 102 twice (a differing repeat: the unit tests)
             (tmp_path / "papers.json").write_text(json.dumps(papers))
             done = cli(env, "ingest", "hotcrp-papers", str(tmp_path / "papers.json"),
                        "--submissions-out", str(tmp_path / "subs.jsonl"), "--conflicts-out", str(tmp_path / "c.csv"))
             assert "2 read, 1 withdrawn (skipped)" in done.stdout and "1 declared conflicts" in done.stdout
-            assert "1 paper repeats a pid already read" in done.stdout
+            assert "1 repeated paper (by pid) kept once" in done.stderr
             assert "1 author conflict not written" in done.stdout
             assert "@" not in done.stdout
 
