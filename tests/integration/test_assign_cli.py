@@ -11,8 +11,8 @@ from collections import Counter
 
 import pytest
 
+from tests.cli import run as cli
 from tests.conftest import cli_env, open_test_store
-from tests.integration.test_ids_cli import cli
 
 K = 2
 MAX_LOAD = 3

@@ -9,8 +9,8 @@ import io
 import json
 
 from scholargraph.ingest.loader import ingest
+from tests.cli import run as cli
 from tests.conftest import cli_env, open_test_store, require_shared_data
-from tests.integration.test_ids_cli import cli
 
 
 def graph_of(store) -> dict:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.cli import run as cli
 from tests.conftest import cli_env, open_test_store, require_shared_data
-from tests.integration.test_ids_cli import cli
 
 ENCODER = "minilm-onnx-int8"
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from tests.cli import run as cli
 from tests.conftest import cli_env, open_test_store, require_shared_data
-from tests.integration.test_ids_cli import cli
 
 QUERY = "10.1145/3409256.3409817"
 ENCODER = "minilm-onnx-int8"  # an ACM-CR dev query that is itself an ICTIR 2020 paper of the library

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli import run_process
 from tests.conftest import cli_env, managed_env
 
 REPO = Path(__file__).resolve().parents[2]
@@ -16,10 +15,8 @@ FIXTURES = REPO / "tests" / "fixtures" / "ingest"
 
 
 def run_cli(*args, env_extra=None):
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "scholargraph.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=300)
+    """The entry point itself (`python -m scholargraph.cli`), in a process of its own."""
+    return run_process({**os.environ, **(env_extra or {})}, *args, check=False, quiet=False, timeout=300)
 
 
 def test_unreachable_server_is_one_line_and_exit_1():

@@ -14,7 +14,6 @@ import resource
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -22,21 +21,24 @@ import pytest
 
 from scholargraph.graph.parquet import read_manifest, read_snapshot, verify_snapshot
 from scholargraph.synth import SynthParams, generate
-from tests.conftest import IN_CI, REPO, SPARK_SLOW_TIER, cli_env, open_test_store
+from tests.cli import run, run_process
+from tests.conftest import IN_CI, SPARK_SLOW_TIER, cli_env, open_test_store
 from tests.integration.ingest.test_bulk import _env as managed_env
 
 AS_OF, HORIZON = 2020, 3
 
 
 def run_cli(env: dict, *args: str, fsize: int | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
-    """`scholargraph -q ARGS` in a child; with `fsize`, no file it writes may grow past that many bytes."""
+    """`scholargraph -q ARGS`; with `fsize`, in a child none of whose files may grow past that many bytes."""
+    if fsize is None:
+        return run(env, *args, check=False)
+
     def limit() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead of killing the child
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
-    return subprocess.run([sys.executable, "-m", "scholargraph.cli", "-q", *args], cwd=REPO,
-                          env={**env, "PYTHONDONTWRITEBYTECODE": "1"}, capture_output=True, text=True,
-                          timeout=timeout, preexec_fn=limit if fsize is not None else None)
+    return run_process({**env, "PYTHONDONTWRITEBYTECODE": "1"}, *args, check=False, timeout=timeout,
+                       preexec_fn=limit)
 
 
 def one_clear_line(proc: subprocess.CompletedProcess, *words: str, code: int = 1) -> str:

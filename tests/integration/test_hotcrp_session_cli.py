@@ -16,9 +16,9 @@ from collections import Counter
 import pytest
 
 from scholargraph.graph.records import fold_name
+from tests.cli import run as cli
 from tests.conftest import cli_env, open_test_store
 from tests.integration.test_assign_cli import trained_synth_graph
-from tests.integration.test_ids_cli import cli
 
 
 @pytest.mark.long(reason="a trained synthetic graph through the CLI")

@@ -7,23 +7,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 
 import pytest
 
 from scholargraph.graph.records import Author, Authorship, Paper, PaperBundle
-from tests.conftest import REPO, cli_env, open_test_store
+from tests.cli import run as cli
+from tests.conftest import cli_env, open_test_store
 
 QUERY = "synth-p0000300"  # the bare id of aminer:synth-p0000300
-
-
-def cli(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "scholargraph.cli", "-q", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=900)
-    if check:
-        assert proc.returncode == 0, f"scholargraph {' '.join(args)} -> {proc.returncode}\n{proc.stderr[-3000:]}"
-    return proc
 
 
 def old_form_bundles(n: int = 4) -> list[PaperBundle]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import pytest
@@ -11,7 +9,8 @@ import pytest
 from scholargraph.graph.records import Author, Authorship, Paper, PaperBundle
 from scholargraph.graph.scoring import ScoringRun
 from scholargraph.ranking.jobs import JobLocked, LeasedLock
-from tests.conftest import REPO, cli_env
+from tests.cli import run
+from tests.conftest import cli_env
 
 
 def test_second_run_exits_4_while_the_lock_is_held(store, neo4j_settings):
@@ -21,8 +20,7 @@ def test_second_run_exits_4_while_the_lock_is_held(store, neo4j_settings):
                 pass
         assert info.value.exit_code == 4
         env = cli_env(neo4j_settings, neo4j_settings.home)
-        proc = subprocess.run([sys.executable, "-m", "scholargraph.cli", "-q", "jobs", "run", "--only", "features"],
-                              cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        proc = run(env, "jobs", "run", "--only", "features", check=False)
         assert proc.returncode == 4 and "another scoring run is in progress" in proc.stderr
         assert "Traceback" not in proc.stderr
 

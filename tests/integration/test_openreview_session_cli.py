@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli import run as cli
 from tests.conftest import cli_env, open_test_store
-from tests.integration.test_ids_cli import cli
 from tests.openreview_api import VENUE_ID, upload_scores
 
 # Four topics, two reviewers each, three public papers per reviewer: (title, abstract, year).

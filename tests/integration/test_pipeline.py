@@ -8,8 +8,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -22,23 +20,12 @@ from scholargraph.graph.neo4j_store import Neo4jStore
 from scholargraph.graph.query_library import list_queries
 from scholargraph.ranking.citations.nnselect import NNSelectParams
 from scholargraph.server import local_server
-from tests.conftest import REPO, SPARK_SLOW_TIER, real_slice
+from tests.cli import run as cli
+from tests.cli import start_process
+from tests.conftest import SPARK_SLOW_TIER, cli_env, real_slice
 
 PAPERS = 1500
 SCORE_JOBS = ("reviewers", "citations")
-
-
-def cli(env: dict, *args: str, check: bool = True, timeout: int = 900) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "scholargraph.cli", "-q", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-    if check:
-        assert proc.returncode == 0, f"scholargraph {' '.join(args)} -> {proc.returncode}\n{proc.stderr[-3000:]}"
-    return proc
-
-
-def start_cli(env: dict, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "scholargraph.cli", "-q", *args], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
 def cypher(settings, query: str, **params) -> list[dict]:
@@ -47,13 +34,6 @@ def cypher(settings, query: str, **params) -> list[dict]:
     with neo4j.GraphDatabase.driver(settings.uri, auth=auth) as driver:
         records, _, _ = driver.execute_query(query, parameters_=params, database_=settings.neo4j_database)
         return [r.data() for r in records]
-
-
-def env_for(settings, home: Path) -> dict:
-    env = dict(os.environ, SCHOLARGRAPH_NEO4J_URI=settings.uri, SCHOLARGRAPH_HOME=str(home))
-    if settings.password:
-        env["SCHOLARGRAPH_NEO4J_PASSWORD"] = settings.password
-    return env
 
 
 @dataclass
@@ -81,7 +61,7 @@ def ingest_with_features(env: dict, world: Path) -> None:
 def demo(neo4j_settings, world, tmp_path_factory) -> Demo:
     """The demo's steps, small: ingest, features, the three models trained, one scheduled run."""
     home = tmp_path_factory.mktemp("home")
-    env = env_for(neo4j_settings, home)
+    env = cli_env(neo4j_settings, home)
     with Neo4jStore(neo4j_settings.uri, neo4j_settings.neo4j_user, neo4j_settings.password,
                     neo4j_settings.neo4j_database) as store:
         store.apply_schema()
@@ -297,7 +277,7 @@ def test_jobs_run_on_spark_writes_the_in_process_scores(demo):
 def test_a_run_killed_with_sigkill_leaves_the_previous_scores_and_its_lease_expires(demo):
     before = visible_scores(demo.settings)
     known = run_ids(demo.settings)
-    with start_cli(demo.env, "jobs", "run", "--full", "--lease", "30") as proc:
+    with start_process(demo.env, "jobs", "run", "--full", "--lease", "30") as proc:
         killed = wait_for_running_run(demo.settings, SCORE_JOBS, known)
         os.killpg(proc.pid, signal.SIGKILL)
     assert visible_scores(demo.settings) == before  # nothing of the killed run is visible
@@ -328,7 +308,7 @@ def test_neo4j_stopped_mid_run_fails_clearly_and_shows_no_partial_scores(demo, s
     real_slice(demo.world / "corpus.aminer.jsonl", 500, part / "corpus.aminer.jsonl")
     local_server.start(settings, quiet=True)
     try:
-        env = env_for(settings, demo.home)  # the demo's trained models, on a second server
+        env = cli_env(settings, demo.home)  # the demo's trained models, on a second server
         cli(env, "db", "init")
         ingest_with_features(env, part)
         cli(env, "jobs", "run")
@@ -336,7 +316,7 @@ def test_neo4j_stopped_mid_run_fails_clearly_and_shows_no_partial_scores(demo, s
         before_runs = current_runs(settings)
         assert all(before[job] for job in SCORE_JOBS)
         known = run_ids(settings)
-        with start_cli(env, "jobs", "run", "--full") as proc:
+        with start_process(env, "jobs", "run", "--full") as proc:
             wait_for_running_run(settings, SCORE_JOBS, known)
             local_server.stop(settings)
             _, stderr = proc.communicate(timeout=120)

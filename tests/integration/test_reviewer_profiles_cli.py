@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from tests.cli import run as cli
 from tests.conftest import cli_env, open_test_store
-from tests.integration.test_ids_cli import cli
 
 FIELDS = {"a": "zorblat quenfir mavotel", "b": "plonko vendrix caluth"}
 

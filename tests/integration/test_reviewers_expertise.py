@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.cli import run
 from tests.conftest import cli_env, require_shared_data
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.long(reason="the real gold standard through the CLI: MiniLM features, the protocol, training, ranking")
@@ -25,9 +21,7 @@ def test_expertise_protocol_on_the_gold_standard_dev_half(store, neo4j_settings,
     env = cli_env(neo4j_settings, tmp_path / "home")
 
     def cli(*args, stderr: list | None = None):
-        proc = subprocess.run([sys.executable, "-m", "scholargraph.cli", "-q", *args], capture_output=True,
-                              text=True, env=env, cwd=REPO, timeout=1200)
-        assert proc.returncode == 0, proc.stderr[-2000:]
+        proc = run(env, *args)
         if stderr is not None:
             stderr.append(proc.stderr)
         return proc.stdout

@@ -12,8 +12,8 @@ import io
 import json
 
 from scholargraph.graph.records import Author, Authorship, Paper, PaperBundle
+from tests.cli import run as cli
 from tests.conftest import cli_env, open_test_store
-from tests.integration.test_ids_cli import cli
 
 BOM = "\ufeff"
 

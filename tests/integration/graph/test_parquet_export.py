@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +13,7 @@ from scholargraph.graph.snapshot import GraphSnapshot
 from scholargraph.ingest.loader import ingest
 from scholargraph.synth import SynthParams, generate
 from scholargraph.synth.params import CORPUS_FILES
+from tests.cli import run
 from tests.conftest import cli_env
 
 REPO = Path(__file__).resolve().parents[3]
@@ -66,8 +65,7 @@ def test_export_reads_back_as_from_store(store, tmp_path):
 
 
 def run_cli(*args, env):
-    return subprocess.run([sys.executable, "-m", "scholargraph.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=300)
+    return run(env, *args, check=False, quiet=False)
 
 
 def test_cli_export_parquet(store, neo4j_settings, tmp_path):

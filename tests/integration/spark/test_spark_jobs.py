@@ -11,8 +11,8 @@ import os
 import pytest
 
 from scholargraph.graph.neo4j_store import Neo4jStore
-from tests.conftest import SPARK_SLOW_TIER, require_shared_data
-from tests.integration.test_pipeline import _close, cli, cypher, env_for, visible_scores
+from tests.conftest import SPARK_SLOW_TIER, cli_env, require_shared_data
+from tests.integration.test_pipeline import _close, cli, cypher, visible_scores
 
 JOBS = ("rising-stars", "reviewers", "citations")
 
@@ -39,7 +39,7 @@ def corpus(request, tmp_path):
 def test_features_and_jobs_on_spark_score_as_in_process(spark, neo4j_settings, corpus, tmp_path):
     dump, as_of = corpus
     _reset(neo4j_settings)
-    env = env_for(neo4j_settings, tmp_path / "home")
+    env = cli_env(neo4j_settings, tmp_path / "home")
     spark_args = ("--engine", "spark", "--master", "local[2]")
     try:
         cli(env, "ingest", "aminer", str(dump))
@@ -72,7 +72,7 @@ def test_features_fit_topics_on_the_same_sample_on_both_engines(spark, neo4j_set
     cli(dict(os.environ), "synth", "--papers", "600", "--seed", "7", "--out", str(out))
     _reset(neo4j_settings)
     home = tmp_path / "home"
-    env = env_for(neo4j_settings, home)
+    env = cli_env(neo4j_settings, home)
     try:
         cli(env, "ingest", "aminer", str(out / "corpus.aminer.jsonl"))
         ids = [r["id"] for r in cypher(neo4j_settings, "MATCH (p:Paper) RETURN p.id AS id")]
