@@ -54,7 +54,8 @@ def _weights(work: Path) -> dict[str, torch.Tensor]:
             for k, v in torch.load(path / part / "state.pt", weights_only=True).items()}
 
 
-@pytest.mark.long(reason="the module's graph (662 real hep-th papers encoded with MiniLM) and four trainings")
+@pytest.mark.long(reason="the module's graph (662 real hep-th papers encoded with MiniLM) and four trainings "
+                         "(the first with the previous-year model that chooses the fusion)")
 def test_the_ranker_reads_the_graphs_encoder_keeps_it_and_one_seed_trains_one_model(library):
     env, work, drafts, n = library
     first = train(env, "--seed", "3")
@@ -73,21 +74,27 @@ def test_the_ranker_reads_the_graphs_encoder_keeps_it_and_one_seed_trains_one_mo
     ids = {json.loads(line)["id"] for line in drafts.read_text(encoding="utf-8").splitlines()}
     assert {r["query"] for r in rows} == ids and not [r for r in rows if r["paper_id"] == r["query"]]
     # The graph's encoder is now Citeomatic's; a retrain (auto) still reads MiniLM, from the current model, and
-    # the same seed trains the same model.
-    again = train(env, "--seed", "3")
+    # the same seed trains the same model, with or without the previous-year model that chose the fusion
+    # training beside it (--fusion none trains the served one only).
+    again = train(env, "--seed", "3", "--fusion", "none")
     assert f"NNRank reads the pretrained encoder {ENCODER}" in again.stderr, again.stderr
+    assert "served ranker: citeomatic (as --fusion gave it: nothing validated)" in again.stdout, again.stdout
     same = _weights(work)
     assert weights.keys() == same.keys() and all(torch.equal(weights[k], same[k]) for k in weights)
-    train(env, "--seed", "4")
+    train(env, "--seed", "4", "--fusion", "none")
     other = _weights(work)
     assert not all(torch.equal(weights[k], other[k]) for k in weights)
-    assert "without a pretrained encoder" in train(env, "--encoder", "none").stderr
+    assert "without a pretrained encoder" in train(env, "--encoder", "none", "--fusion", "10").stderr
+    assert json.loads((work / "home" / "models" / "citations" / "current.json").read_text())["fusion"] == \
+        {"lexical": "bm25", "rrf_k": 10}
 
 
 def test_a_wrong_encoder_is_one_line_and_exit_2(library):
     env, work, drafts, _ = library
     proc = cli(env, "citations", "train", "--encoder", "tfidf-svd", check=False)
     assert proc.returncode == 2 and "not a pretrained encoder" in proc.stderr and "Traceback" not in proc.stderr
+    proc = cli(env, "citations", "train", "--fusion", "0", check=False)
+    assert proc.returncode == 2 and "expected auto, none or a positive number" in proc.stderr
     qrels = work / "qrels.txt"
     qrels.write_text("q 0 aminer:9201001 1\n", encoding="utf-8")
     proc = cli(env, "citations", "evaluate", "--queries", str(drafts), "--qrels", str(qrels), "--encoder", "none",

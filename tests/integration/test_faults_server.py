@@ -17,6 +17,7 @@ import neo4j
 import pytest
 
 from scholargraph.server import local_server
+from tests.cli import run, start_process
 from tests.conftest import REPO, cli_env, managed_env, open_test_store
 
 PAPERS = 300
@@ -27,8 +28,7 @@ TIMEOUT = 180  # seconds any one CLI call may take before the test fails instead
 def world(tmp_path_factory) -> list[str]:
     """The lines of a small synthetic AMiner corpus (papers in year order: later ones cite earlier ones)."""
     out = tmp_path_factory.mktemp("faults-world") / "synth"
-    subprocess.run([sys.executable, "-m", "scholargraph.cli", "-q", "synth", "--papers", str(PAPERS), "--seed", "3",
-                    "--out", str(out)], cwd=REPO, check=True, capture_output=True, timeout=TIMEOUT)
+    run(dict(os.environ), "synth", "--papers", str(PAPERS), "--seed", "3", "--out", str(out))
     return (out / "corpus.aminer.jsonl").read_text().splitlines(keepends=True)
 
 
@@ -42,16 +42,11 @@ def _ids(lines: list[str]) -> set[str]:
 
 
 def _cli(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "scholargraph.cli", "-q", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=TIMEOUT)
-    if check:
-        assert proc.returncode == 0, f"{args}: exit {proc.returncode}\n{proc.stderr}"
-    return proc
+    return run(env, *args, check=check)
 
 
 def _popen(env: dict, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "scholargraph.cli", "-q", *args], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return start_process(env, *args, start_new_session=False)
 
 
 def _one_clear_line(proc_stderr: str) -> str:

@@ -84,11 +84,15 @@ def ranker_and_snapshot(obj, store, no_ranker: bool, encoder_name: str, seed: in
 @click.option("--max-triplets", type=click.IntRange(1000, 100_000_000), default=NNSelectParams.max_triplets,
               show_default=True,
               help="NNSelect training triplets per epoch (fewer: faster, rougher).")
+@click.option("--fusion", default="auto", show_default=True, callback=lambda _c, _p, v: parse_fusion(v),
+              help="Fusion of the re-ranked list with BM25's (reciprocal rank): auto chooses none or k on the last "
+                   "year's citing papers over a second model trained as of the year before (twice the training "
+                   "time); none serves the re-ranked list alone; a number k always fuses with that k.")
 @encoder_option
 @seed_option
 @click.pass_obj
-def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets: int, encoder_name: str,
-              seed: int) -> None:
+def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets: int, fusion: int | str | None,
+              encoder_name: str, seed: int) -> None:
     """Train NNSelect (text embedding, triplet loss on the citation graph) and NNRank (re-ranker)."""
     t0 = time.perf_counter()
     with open_store(obj.settings, quiet=obj.quiet) as store:
@@ -100,7 +104,7 @@ def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets
                    "ranker (BM25, fused with the pretrained encoder's vectors when `features` stored them)")
         return
     rec = CitationRecommender(NNSelect(epochs=epochs, max_triplets=max_triplets, seed=seed), ranker,
-                              encoder=encoder).fit(snapshot, as_of=as_of, quiet=obj.quiet)
+                              encoder=encoder, fusion=fusion).fit(snapshot, as_of=as_of, quiet=obj.quiet)
     reg = registry(obj.settings.models_dir)
     version, base = reg.claim()
     # The selector is saved once, as the Citeomatic text encoder, which becomes the graph's encoder.
@@ -119,9 +123,22 @@ def train_cmd(obj, as_of: int | None, no_ranker: bool, epochs: int, max_triplets
                "rewrites Paper.semanticVector with it, and the next `reviewers train` uses it")
 
 
+def parse_fusion(value: str) -> int | str | None:
+    """--fusion: "auto", "none" (None) or a positive rrf_k."""
+    word = value.strip().lower()
+    if word in ("auto", "none"):
+        return None if word == "none" else word
+    if word.isdigit() and int(word) > 0:
+        return int(word)
+    raise click.BadParameter(f"{value!r}: expected auto, none or a positive number (the fusion's k)")
+
+
 def fusion_note(rec: CitationRecommender) -> str:
     """What the validation drafts chose: the fusion with BM25 or the re-ranked list alone, with the numbers."""
     val = getattr(rec, "fusion_validation_", None)
+    if rec.params.fusion != "auto":
+        return ("served ranker: " + rec.name + ("" if rec.lexical is None else f" (rrf_k {rec.rrf_k})")
+                + " (as --fusion gave it: nothing validated)")
     if val is None:
         return ("served ranker: " + rec.name + ("" if rec.lexical is None else f" (rrf_k {rec.rrf_k})")
                 + " (too few citing papers in the last year to validate a fusion with BM25)")

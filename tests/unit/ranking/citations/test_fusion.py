@@ -3,10 +3,12 @@ the fusion on (their references leave the graph), the choice itself, and what th
 
 from __future__ import annotations
 
+import click
 import numpy as np
 import pytest
 
 from scholargraph.ranking.citations import recommender as rec_module
+from scholargraph.ranking.citations.cli import parse_fusion
 from scholargraph.ranking.citations.nnrank import NNRank
 from scholargraph.ranking.citations.nnselect import NNSelect
 from scholargraph.ranking.citations.recommender import (
@@ -106,3 +108,14 @@ def test_fixed_fusion_serves_both_rankers_and_never_the_draft(bigger):
     # Never fused: the re-ranked list alone.
     alone = CitationRecommender(NNSelect(**SMALL_SELECT), NNRank(**SMALL_RANK), fusion=None).fit(bigger)
     assert alone.lexical is None and alone.name == "citeomatic"
+
+
+@pytest.mark.parametrize(("given", "taken"), [("auto", "auto"), ("none", None), ("None", None), ("10", 10), (" 5 ", 5)])
+def test_train_fusion_option_takes_auto_none_or_k(given, taken):
+    assert parse_fusion(given) == taken
+
+
+@pytest.mark.parametrize("given", ["0", "-3", "1.5", "bm25", ""])
+def test_train_fusion_option_refuses_anything_else(given):
+    with pytest.raises(click.BadParameter, match="expected auto, none or a positive number"):
+        parse_fusion(given)
