@@ -70,7 +70,7 @@ def demo(neo4j_settings, world, tmp_path_factory) -> Demo:
     ingest_with_features(env, world)
     cli(env, "rising-stars", "train", "--as-of", str(end_year - 3), "--horizon", "3")
     cli(env, "citations", "train", "--epochs", "1", "--max-triplets", "5000")
-    cli(env, "reviewers", "train")
+    cli(env, "reviewers", "train", "--training-queries", "20", "--steps", "20")  # the defaults: 31 s more
     cli(env, "jobs", "run")
     # The demo's assignment step: the busiest venue's papers of the last year, stored.
     rows = [json.loads(line) for line in (world / "corpus.aminer.jsonl").read_text(encoding="utf-8").splitlines()]
