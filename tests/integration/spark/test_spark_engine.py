@@ -69,9 +69,9 @@ def test_spark_features_write_what_the_in_process_pipeline_writes(spark, neo4j_s
     from scholargraph.spark.features import SparkFeatureEngine
     from scholargraph.spark.session import neo4j_options
 
-    # PageRank stops at an L1 change under n * 1e-4 instead of the default's n * 1e-6: about 16 iterations a
-    # network instead of 44, each a few Spark jobs; the same stopping rule on both engines, and the default's
-    # convergence is the in-process unit tests' (tests/unit/graph/test_pagerank.py).
+    # PageRank stops at an L1 change under n * 1e-4 instead of the default's n * 1e-6: 3-7 iterations a network
+    # on this world instead of 12-19 (18 in all instead of 59), each a few Spark jobs; the same stopping rule on
+    # both engines, and the default's convergence is the in-process unit tests' (tests/unit/graph/test_pagerank.py).
     options = FeatureOptions(only=("networks", "pagerank"), tol=1e-4)
     run_features(world_store, tmp_path / "m", options)
     ours, our_edges = _read_features(world_store)
