@@ -136,18 +136,16 @@ def parse_fusion(value: str) -> int | str | None:
 def fusion_note(rec: CitationRecommender) -> str:
     """What the validation drafts chose: the fusion with BM25 or the re-ranked list alone, with the numbers."""
     val = getattr(rec, "fusion_validation_", None)
+    served = "served ranker: " + rec.name + ("" if rec.lexical is None else f" (rrf_k {rec.rrf_k})")
     if rec.params.fusion != "auto":
-        return ("served ranker: " + rec.name + ("" if rec.lexical is None else f" (rrf_k {rec.rrf_k})")
-                + " (as --fusion gave it: nothing validated)")
+        return served + " (as --fusion gave it: nothing validated)"
     if val is None:
-        return ("served ranker: " + rec.name + ("" if rec.lexical is None else f" (rrf_k {rec.rrf_k})")
-                + " (too few citing papers in the last year to validate a fusion with BM25)")
+        return served + " (too few citing papers in the last year to validate a fusion with BM25)"
     scores = ", ".join(f"{'alone' if c == 'None' else f'k={c}'} {m['f1@20']:.4f} / {m['mrr']:.4f}"
                        for c, m in val["scores"].items())
     drafts = (f"{val['queries']} drafts of the last year over a model as of {val['model_as_of']}"
               if "model_as_of" in val else f"{val['queries']} held-out drafts of the last year")
-    return (f"served ranker: {rec.name}{'' if rec.lexical is None else f' (rrf_k {rec.rrf_k})'}, chosen on "
-            f"{drafts} (F1@20 / MRR: {scores}; alone minus the best "
+    return (f"{served}, chosen on {drafts} (F1@20 / MRR: {scores}; alone minus the best "
             f"fusion {val['alone_minus_fused']:+.4f}, standard error {val['standard_error']:.4f}; the best on "
             f"the drafts serves)")
 
