@@ -469,6 +469,11 @@ def _port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _scratch_dir(settings: Settings) -> Path:
+    """The running server's temporary files (java.io.tmpdir)."""
+    return _run_dir(settings) / "tmp"
+
+
 def running_pid(settings: Settings) -> int | None:
     pid = _read_pid(settings)
     if pid is not None and _is_our_server(pid):
@@ -531,6 +536,11 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     os.chmod(home, 0o700)  # the store, the logs and the password file are this account's alone
     for sub in ("run", "logs", "plugins"):
         (home / sub).mkdir(parents=True, exist_ok=True)
+    # The JVM's temporary files in the home, not the shared /tmp: Jetty unpacks the Browser there on every
+    # start and left a directory in /tmp each time. What a killed server left is cleared here.
+    scratch = _scratch_dir(settings)
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir()
     password = server_password(settings)
     plugin_dirs = [_plugin_dir(runtime, name) for name in requested_plugins(settings)]
     _sync_plugins(plugin_dirs, home / "plugins")
@@ -556,6 +566,7 @@ def start(settings: Settings, timeout: float = 120.0, quiet: bool = False) -> Se
     if guide:
         env["SCHOLARGRAPH_NEO4J_BROWSER_GUIDE"] = browser_guide.guide_url(http_port)
     cmd = [java, f"-Xmx{settings.heap}", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError", "-Dfile.encoding=UTF-8",
+           f"-Djava.io.tmpdir={scratch}",
            *_class_archive_options(settings, runtime, java, shared), *settings.jvm_option_list,
            "-cp", os.pathsep.join(map(str, [*shared, browser])), LAUNCHER_CLASS, str(home), str(port), str(http_port)]
     log = log_file(settings)

@@ -155,6 +155,16 @@ def test_server_listens_on_loopback_only(browser):
     assert {a for a, _p in sockets} <= LOOPBACK, sockets
 
 
+def test_the_servers_temporary_files_stay_in_its_home(browser):
+    """Jetty unpacks the Browser into java.io.tmpdir on every start: the home's run/tmp, not /tmp, where each
+    start used to leave a directory behind."""
+    settings, port = browser
+    scratch = settings.home / "run" / "tmp"
+    cmdline = Path(f"/proc/{local_server.running_pid(settings)}/cmdline").read_bytes().split(b"\0")
+    assert f"-Djava.io.tmpdir={scratch}".encode() in cmdline
+    assert any(p.name.startswith(f"jetty-127_0_0_1-{port}-") for p in scratch.iterdir())
+
+
 @pytest.mark.long(reason="starts a server of its own")
 def test_auth_on_http_api_needs_basic_auth(spare_settings):
     settings = replace(spare_settings, neo4j_password="Sg-browser-pass-1")
