@@ -28,7 +28,7 @@ from scholargraph.config import (
 )
 from scholargraph.errors import ServerError
 from scholargraph.registry import write_atomically
-from scholargraph.server import browser_guide
+from scholargraph.server import browser_guide, jar_signatures
 
 LAUNCHER_CLASS = "ScholargraphNeo4j"
 DEFAULT_DATABASE = "neo4j"  # Community Edition's one user database: the one `ingest --bulk` imports into
@@ -168,6 +168,8 @@ def provision(settings: Settings, quiet: bool = False) -> Path:
                      f"Neo4j {NEO4J_VERSION} jars", quiet)
     for name in requested_plugins(settings):
         _provision_plugin(runtime, name, quiet)
+    for folder in (runtime / "lib", *(_plugin_dir(runtime, name) for name in requested_plugins(settings))):
+        jar_signatures.strip_signatures(folder)  # checked at every start otherwise, and never archived
     _compile_launcher(settings, runtime)
     return runtime
 

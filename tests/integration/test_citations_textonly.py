@@ -1,6 +1,6 @@
-"""A library without citations (real ACM BibTeX: ICTIR 2009-2020) in a real Neo4j: `citations train` says
-why it trains nothing and exits 0; `recommend`, `evaluate` and the scheduled job are served by the text-only
-ranker, named in the output (BM25, then BM25 + MiniLM once `features` stored MiniLM vectors)."""
+"""A library without citations (real ACM BibTeX: ICTIR 2019 and 2020, 82 papers) in a real Neo4j: `citations
+train` says why it trains nothing and exits 0; `recommend`, `evaluate` and the scheduled job are served by the
+text-only ranker, named in the output (BM25, then BM25 + MiniLM once `features` stored MiniLM vectors)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ ENCODER = "minilm-onnx-int8"  # an ACM-CR dev query that is itself an ICTIR 2020
 
 @pytest.fixture(scope="module")
 def library(neo4j_settings, tmp_path_factory):
-    bib = require_shared_data("acm-cr", "acm-dl", "ictir")
+    # Two years of the venue (82 papers; all twelve are 397): each is encoded with MiniLM in the last test.
+    bibs = [require_shared_data("acm-cr", "acm-dl", "ictir", f"ictir-{year}.bib") for year in (2019, 2020)]
     queries = require_shared_data("acm-cr", "queries-dev.jsonl")
     work = tmp_path_factory.mktemp("textonly")
     env = cli_env(neo4j_settings, work / "home")
@@ -27,7 +28,7 @@ def library(neo4j_settings, tmp_path_factory):
     with open_test_store(neo4j_settings) as store:
         store.apply_schema()
         store.reset()
-        cli(env, "ingest", "bibtex", str(bib))
+        cli(env, "ingest", "bibtex", *map(str, bibs))
         yield env, work, drafts
         store.reset()
 
