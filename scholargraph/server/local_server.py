@@ -301,6 +301,9 @@ def _original_browser_jar(runtime: Path) -> Path:
 # (JDK class-data sharing): measured 13.6 s -> 9.6 s to ready, 25 s -> 18 s of CPU (README, the managed server).
 
 
+ARCHIVE_UNUSED_DAYS = 30
+
+
 def _archive_key(java: str, shared: list[Path], jvm_options: list[str]) -> str:
     """What the archive depends on: the JVM binary, the options it runs with (a JVM refuses an archive written
     under other options that bear on it, such as the collector) and each shared jar (name, size, time)."""
@@ -335,6 +338,10 @@ def _class_archive_options(settings: Settings, runtime: Path, java: str, shared:
     folder = archive.parent
     quiet = "-Xlog:cds=error,cds+dynamic=error"  # its warnings (classes it leaves out) are not the server's
     if archive.is_file():
+        try:
+            os.utime(archive)  # its last use: archives unused for ARCHIVE_UNUSED_DAYS are removed
+        except OSError:
+            pass
         return [f"-XX:SharedArchiveFile={archive}", quiet]
     folder.mkdir(parents=True, exist_ok=True)
     pending = folder / f".{archive.stem}-{os.getpid()}-{time.time_ns()}.jsa"
@@ -354,8 +361,24 @@ def _settle_class_archive(settings: Settings, clean_exit: bool) -> None:
         return
     if clean_exit and pending.is_file() and pending.stat().st_size > 0:
         os.replace(pending, archive)
+        _remove_unused_archives(archive.parent, keep=archive)
     pending.unlink(missing_ok=True)
     record.unlink(missing_ok=True)
+
+
+def _remove_unused_archives(folder: Path, keep: Path) -> list[Path]:
+    """The archives no start has mapped for ARCHIVE_UNUSED_DAYS (another JDK's, older jars', options no longer
+    used), removed when a new one takes its place: each is 120-210 MB, and nothing else removes them."""
+    cutoff = time.time() - ARCHIVE_UNUSED_DAYS * 86_400
+    removed = []
+    for old in folder.glob("classes-*.jsa"):
+        try:
+            if old != keep and old.stat().st_mtime < cutoff:
+                old.unlink()  # a server still mapping it keeps its mapping
+                removed.append(old)
+        except OSError:
+            continue
+    return removed
 
 
 def _read_pid(settings: Settings) -> int | None:

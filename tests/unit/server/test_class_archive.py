@@ -3,6 +3,9 @@ starts map it, and a server that did not stop cleanly never leaves a file that a
 
 from __future__ import annotations
 
+import os
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -42,6 +45,28 @@ def test_a_clean_stop_puts_the_archive_in_place_and_the_next_start_maps_it(runti
     assert archive.read_bytes() == b"classes" and not pending.exists()
     again = local_server._class_archive_options(settings, folder, java, jars)
     assert _option(again, "SharedArchiveFile") == archive and _option(again, "ArchiveClassesAtExit") is None
+
+
+def test_a_new_archive_removes_those_no_start_mapped_for_thirty_days(runtime, tmp_path):
+    settings, folder, java, jars = runtime
+    month_ago = time.time() - (local_server.ARCHIVE_UNUSED_DAYS + 1) * 86_400
+    archives = folder / "class-archives"
+    archives.mkdir()
+    stale, recent = archives / "classes-0000000000000000.jsa", archives / "classes-1111111111111111.jsa"
+    in_use = local_server._archive_file(folder, java, jars, ["-XX:TieredStopAtLevel=1"])
+    for path in (stale, recent, in_use):
+        path.write_bytes(b"classes")
+        os.utime(path, (month_ago, month_ago))
+    os.utime(recent)  # mapped last week
+    # A start that maps an old archive marks its use.
+    options = replace(settings, jvm_options="-XX:TieredStopAtLevel=1")
+    assert _option(local_server._class_archive_options(options, folder, java, jars), "SharedArchiveFile") == in_use
+    assert in_use.stat().st_mtime > month_ago
+    first = local_server._class_archive_options(settings, folder, java, jars)
+    _option(first, "ArchiveClassesAtExit").write_bytes(b"classes")
+    local_server._settle_class_archive(settings, clean_exit=True)
+    assert sorted(p.name for p in archives.glob("*.jsa")) == sorted(
+        [recent.name, in_use.name, local_server._archive_file(folder, java, jars, []).name])
 
 
 @pytest.mark.parametrize("written", [True, False], ids=["written, then killed", "killed before writing"])
