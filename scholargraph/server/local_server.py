@@ -168,10 +168,15 @@ def provision(settings: Settings, quiet: bool = False) -> Path:
                      f"Neo4j {NEO4J_VERSION} jars", quiet)
     for name in requested_plugins(settings):
         _provision_plugin(runtime, name, quiet)
-    for folder in (runtime / "lib", *(_plugin_dir(runtime, name) for name in requested_plugins(settings))):
+    for folder in jar_folders(settings, runtime):
         jar_signatures.strip_signatures(folder)  # checked at every start otherwise, and never archived
     _compile_launcher(settings, runtime)
     return runtime
+
+
+def jar_folders(settings: Settings, runtime: Path) -> list[Path]:
+    """The runtime's folders of jars that a start puts on its classpath: Neo4j's and the requested plugins'."""
+    return [runtime / "lib", *(_plugin_dir(runtime, name) for name in requested_plugins(settings))]
 
 
 _PLUGIN_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">

@@ -55,18 +55,17 @@ def test_start_is_idempotent_status_and_stop(spare_settings):
         local_server.stop(spare_settings)
 
 
-@pytest.mark.long(reason="starts a server of its own twice")
 def test_the_provisioned_runtime_has_no_signed_jar(neo4j_settings):
     """Neo4j's signed eclipse-collections jars, rewritten unsigned once: checked at every start otherwise, and
     never in the class-data archive (README, the managed server)."""
     runtime = local_server.provision(neo4j_settings, quiet=True)
-    for folder in (runtime / "lib", *(runtime / f"plugins-{name}" for name in local_server.requested_plugins(
-            neo4j_settings))):
+    for folder in local_server.jar_folders(neo4j_settings, runtime):
         assert (folder / DONE_MARKER).exists()
         assert not [jar.name for jar in folder.glob("*.jar") if is_signed(jar)]
     assert "eclipse-collections-11.1.0.jar" in (runtime / "lib" / DONE_MARKER).read_text().split()
 
 
+@pytest.mark.long(reason="starts a server of its own twice")
 def test_recovers_after_kill_minus_9(spare_settings):
     st = local_server.start(spare_settings, quiet=True)
     _write_papers(spare_settings, 50)
