@@ -7,6 +7,7 @@ the Citeomatic encoder became the graph's still read it; a wrong --encoder is on
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,14 @@ def test_seed_is_for_training_and_time_split_evaluation(library):
     env, work, drafts, _ = library
     qrels = work / "qrels.txt"
     qrels.write_text("q 0 aminer:9201001 1\n", encoding="utf-8")
-    proc = cli(env, "citations", "evaluate", "--queries", str(drafts), "--qrels", str(qrels), "--seed", "3",
-               check=False)
-    assert proc.returncode == 2 and "--seed is for --time-split" in proc.stderr and "Traceback" not in proc.stderr
+    for option, value in (("--seed", "3"), ("--epochs", "1"), ("--max-triplets", "5000")):
+        proc = cli(env, "citations", "evaluate", "--queries", str(drafts), "--qrels", str(qrels), option, value,
+                   check=False)
+        assert proc.returncode == 2 and f"{option} is for --time-split" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    # With --time-split they size the model it trains (the demo evaluates what it trains: 2 epochs, not 8).
+    proc = cli(env, "citations", "evaluate", "--time-split", "1992", "--max-queries", "20", "--epochs", "1",
+               "--max-triplets", "1000", "--encoder", "none")
+    assert "time split at 1992: training on 250 papers, 20 later papers as queries" in proc.stderr, proc.stderr
+    assert re.search(r"NNSelect trained 1 epoch\(s\) on [\d,]+ triplets \(--epochs 1", proc.stderr), proc.stderr
+    assert {"bm25", "nnselect", "nnselect+nnrank"} <= {line.split()[0] for line in proc.stdout.splitlines()[2:]}

@@ -325,14 +325,17 @@ def _reset(settings) -> None:
         store.reset()
 
 
-def _reference_dump(settings, env: dict, corpus: Path) -> list[str]:
-    """The graph a transactional ingest of `corpus` makes (a bulk load makes the same: tests/integration/ingest/
-    test_bulk.py); the database is empty again afterwards."""
-    _reset(settings)
-    _cli(env, "ingest", "aminer", str(corpus))
-    reference = _dump(settings)
-    _reset(settings)
-    return reference
+@pytest.fixture(scope="module")
+def bulk_world(bulk_server, world, tmp_path_factory) -> tuple[Path, list[str]]:
+    """The bulk faults' corpus file and the graph a transactional ingest of it makes (a bulk load makes the same:
+    tests/integration/ingest/test_bulk.py), once for the module; the database is empty again afterwards."""
+    local_server.start(bulk_server, quiet=True)
+    corpus = _write(tmp_path_factory.mktemp("bulk-world") / "corpus.jsonl", world)
+    _reset(bulk_server)
+    _cli(managed_env(bulk_server), "ingest", "aminer", str(corpus))
+    reference = _dump(bulk_server)
+    _reset(bulk_server)
+    return corpus, reference
 
 
 def _wait_for(condition, what: str, proc: subprocess.Popen | None = None, seconds: float = TIMEOUT):
@@ -362,7 +365,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.long(reason="offline imports stop and restart their server; one is killed")
 @pytest.mark.parametrize("whom", ["cli", "group"], ids=["kill-9-the-cli", "kill-9-its-process-group"])
-def test_bulk_ingest_killed_during_its_import(bulk_settings, world, tmp_path, whom):  # noqa: F811 (the fixture)
+def test_bulk_ingest_killed_during_its_import(bulk_settings, bulk_world, tmp_path, whom):  # noqa: F811 (the fixture)
     """`ingest --bulk` is killed (SIGKILL: the CLI alone, or with the importer) while neo4j-admin writes the new
     store, the server stopped. Half a store is one Neo4j cannot open: before the fix every later start failed
     ("This database is shutdown") until the user deleted the store by hand, and a CLI killed alone left its
@@ -370,8 +373,7 @@ def test_bulk_ingest_killed_during_its_import(bulk_settings, world, tmp_path, wh
     line (the database is empty, as it was before the import), and the next `ingest --bulk` loads everything."""
     settings = bulk_settings
     env = managed_env(settings)
-    corpus = _write(tmp_path / "corpus.jsonl", world)
-    reference = _reference_dump(settings, env, corpus)
+    corpus, reference = bulk_world
     imports = tmp_path / "import"
     log = tmp_path / "bulk.stderr"
     with open(log, "w") as err:  # not -q: the importer's progress says when it writes the new store
@@ -417,7 +419,7 @@ def test_bulk_ingest_killed_during_its_import(bulk_settings, world, tmp_path, wh
 
 
 @pytest.mark.long(reason="offline imports stop and restart their server; the server is killed")
-def test_server_killed_while_bulk_ingest_restarts_it(bulk_settings, world, tmp_path):  # noqa: F811 (the fixture)
+def test_server_killed_while_bulk_ingest_restarts_it(bulk_settings, bulk_world, tmp_path):  # noqa: F811 (the fixture)
     """Neo4j is killed (SIGKILL) while `ingest --bulk` waits for it to come back after a finished import. Before
     the fix the user read "Neo4j exited during start-up (code -9)" followed by an error line of an earlier run
     from the log, the next start gave the whole graph without its schema (no constraint, no index) and without
@@ -425,8 +427,7 @@ def test_server_killed_while_bulk_ingest_restarts_it(bulk_settings, world, tmp_p
     one line saying the import finished and that `neo4j start` completes the load; that start does."""
     settings = bulk_settings
     env = managed_env(settings)
-    corpus = _write(tmp_path / "corpus.jsonl", world)
-    reference = _reference_dump(settings, env, corpus)
+    corpus, reference = bulk_world
     papers = sum(line.startswith('["node", ["Paper"]') for line in reference)
     stubs = sum(line.startswith('["node", ["Paper"]') and '"stub": true' in line for line in reference)
     with open_test_store(settings) as store:

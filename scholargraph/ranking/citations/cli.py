@@ -60,6 +60,15 @@ def seed_option(f):
              "result (on hep-th about 0.005 F1@20).")(f)
 
 
+def training_size_options(f):
+    """--epochs and --max-triplets: how much NNSelect trains, for `train` and the model `evaluate --time-split`
+    trains (the same sizes evaluate the configuration that is served)."""
+    f = click.option("--max-triplets", type=click.IntRange(1000, 100_000_000), default=NNSelectParams.max_triplets,
+                     show_default=True, help="NNSelect training triplets per epoch (fewer: faster, rougher).")(f)
+    return click.option("--epochs", type=click.IntRange(1, 100), default=NNSelectParams.epochs, show_default=True,
+                        help="NNSelect epochs.")(f)
+
+
 def ranker_and_snapshot(obj, store, no_ranker: bool, encoder_name: str, seed: int):
     """NNRank reading the chosen pretrained encoder (none without a ranker), the encoder, and the graph with
     that encoder's stored vectors; one line says which."""
@@ -79,11 +88,7 @@ def ranker_and_snapshot(obj, store, no_ranker: bool, encoder_name: str, seed: in
 @citations_group.command("train")
 @click.option("--as-of", "as_of", type=int, default=None, help="Train on papers up to this year only.")
 @click.option("--no-ranker", is_flag=True, help="Train NNSelect only (no NNRank re-ranker).")
-@click.option("--epochs", type=click.IntRange(1, 100), default=NNSelectParams.epochs, show_default=True,
-              help="NNSelect epochs.")
-@click.option("--max-triplets", type=click.IntRange(1000, 100_000_000), default=NNSelectParams.max_triplets,
-              show_default=True,
-              help="NNSelect training triplets per epoch (fewer: faster, rougher).")
+@training_size_options
 @click.option("--fusion", default="auto", show_default=True, callback=lambda _c, _p, v: parse_fusion(v),
               help="Fusion of the re-ranked list with BM25's (reciprocal rank): auto chooses none or k on the last "
                    "year's citing papers over a second model trained as of the year before (twice the training "
@@ -249,11 +254,12 @@ def format_results(results: dict) -> str:
               help="Papers after YEAR are the queries, their in-corpus references the gold; trains as of YEAR.")
 @click.option("--max-queries", type=int, default=500, show_default=True, help="Sample of time-split queries.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="PNG chart of the table.")
+@training_size_options
 @encoder_option
 @seed_option
 @click.pass_obj
 def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | None, max_queries: int,
-                 plot: str | None, encoder_name: str, seed: int) -> None:
+                 plot: str | None, epochs: int, max_triplets: int, encoder_name: str, seed: int) -> None:
     """F1@20, MRR, Recall@20/100 for BM25, NNSelect and NNSelect + NNRank side by side (without a trained
     model: BM25, the pretrained encoder and their fusion, the text-only rankers that `recommend` serves)."""
     if (time_split is None) == (queries is None or qrels is None):
@@ -261,8 +267,11 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
     if encoder_name != "auto" and time_split is None:
         raise UsageError("--encoder is for --time-split, which trains a model; a saved model reads the encoder it "
                          "was trained with")
-    if seed != NNSelectParams.seed and time_split is None:
-        raise UsageError("--seed is for --time-split, which trains a model; a saved model was trained with its own")
+    for name, value, default in (("--seed", seed, NNSelectParams.seed), ("--epochs", epochs, NNSelectParams.epochs),
+                                 ("--max-triplets", max_triplets, NNSelectParams.max_triplets)):
+        if value != default and time_split is None:
+            raise UsageError(f"{name} is for --time-split, which trains a model; a saved model was trained with "
+                             "its own")
     # The user's files are read first: a bad one is refused before a model is loaded or the graph pulled.
     given = (read_queries(queries, warn=warn), read_qrels(qrels, warn=warn)) if queries is not None \
         and qrels is not None else None
@@ -286,8 +295,11 @@ def evaluate_cmd(obj, queries: str | None, qrels: str | None, time_split: int | 
             raise UsageError(f"no paper after {time_split} cites a paper up to {time_split}")
         click.echo(f"time split at {time_split}: training on {split.train.n_papers:,} papers, "
                    f"{len(split.queries):,} later papers as queries", err=True)
-        model = CitationRecommender(NNSelect(seed=seed), ranker, BM25(), encoder=encoder).fit(split.train,
-                                                                                              quiet=obj.quiet)
+        model = CitationRecommender(NNSelect(epochs=epochs, max_triplets=max_triplets, seed=seed), ranker, BM25(),
+                                    encoder=encoder).fit(split.train, quiet=obj.quiet)
+        trained = model.selector.history_
+        click.echo(f"NNSelect trained {len(trained)} epoch(s) on {sum(h['triplets'] for h in trained):,} triplets "
+                   f"(--epochs {epochs}, --max-triplets {max_triplets:,} an epoch)", err=True)
         results = model.evaluate(split.queries, split.qrels, quiet=obj.quiet)
     else:
         assert given is not None, "checked above: no --time-split means both files"
