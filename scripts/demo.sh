@@ -93,10 +93,12 @@ record rising-stars explain "$STAR" --picture "$REPORT/rising_star.png"
 printf '\n![The top rising star and their most frequent co-authors](rising_star.png)\n' >> "$md"
 
 section "6. Citation recommendation (Citeomatic: NNSelect + NNRank, BM25 baseline)"
-record citations train --epochs 2 --max-triplets 60000
+CITATION_TRAINING=(--epochs 2 --max-triplets 60000)  # the trained model's size, and the evaluated one's
+record citations train "${CITATION_TRAINING[@]}"
 if [ -n "$DATA" ]; then
   # The last year's papers as drafts (title and abstract only), their references as the gold.
-  record citations evaluate --time-split $((LAST_YEAR - 1)) --max-queries 300 --plot "$REPORT/citations.png"
+  record citations evaluate --time-split $((LAST_YEAR - 1)) --max-queries 300 "${CITATION_TRAINING[@]}" \
+    --plot "$REPORT/citations.png"
   python3 - "$CORPUS" "$LAST_YEAR" > "$REPORT/one-draft.jsonl" <<'PY'
 import json, sys
 for line in open(sys.argv[1], encoding="utf-8"):
