@@ -175,6 +175,8 @@ def _ingests_at_once(settings, env: dict, paths: list[Path], *args: str, hold: b
                 p.communicate()
 
 
+@pytest.mark.long(reason="new database: three rounds of two ingest processes at once, the schema race left to chance "
+                         "(before the fix one failed in 4 of 5 trials), then the two one after the other")
 @pytest.mark.parametrize("database", ["with its schema", "new, without a schema"])
 def test_two_ingests_of_different_files_at_once(store, neo4j_settings, world, tmp_path, database):
     """Two `ingest aminer` of different files (every other paper each: each cites the other's papers, and they
