@@ -105,7 +105,7 @@ def test_a_wrong_encoder_is_one_line_and_exit_2(library):
     assert proc.returncode == 2 and "--encoder is for --time-split" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_seed_is_for_training_and_time_split_evaluation(library):
+def test_training_options_are_for_training_and_time_split_evaluation(library):
     env, work, drafts, _ = library
     qrels = work / "qrels.txt"
     qrels.write_text("q 0 aminer:9201001 1\n", encoding="utf-8")
