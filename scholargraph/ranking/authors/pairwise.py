@@ -1,0 +1,224 @@
+"""A pairwise model of "these two occurrences of a name are one person", and clustering with it, trained and
+scored on gold people with cross-validation over names (issue 45). Pure: papers as AMiner-shaped dicts in,
+clusters out; no store.
+
+For each pair of occurrences of one name, the features are what the papers hold: shared co-authors (by their
+block keys, so `A. Smith` and `Alan Smith` count as one), the same venue, the years apart, the TF-IDF cosine of
+title and abstract, shared keywords, shared affiliation words, and how many occurrences the name has in the
+collection (a common name is more often several people). A LightGBM classifier gives the probability that a
+pair is one person; average-linkage clustering on 1 - probability cuts at a threshold. `cross_validate` chooses
+the threshold for each fold of names on the other folds' names only, so no name is scored with a threshold or
+a model that saw it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.sparse import csr_matrix
+
+from scholargraph.ranking.authors.metrics import ClusteringScore, NameScore, Occurrence, score_clustering
+from scholargraph.ranking.authors.names import block_key, fold, parse_name
+
+FEATURES = ("shared_coauthors", "coauthor_jaccard", "shared_coauthor_names", "same_venue", "venue_word_jaccard",
+            "years_apart", "year_known", "text_cosine", "shared_title_words", "shared_keywords",
+            "shared_affiliation_words", "log_name_occurrences")
+THRESHOLDS = tuple(np.round(np.arange(0.05, 1.0, 0.05), 2))
+
+
+def _key(name: str) -> str | None:
+    parsed = parse_name(name)
+    return block_key(parsed) if parsed else None
+
+
+@dataclass
+class Occurrences:
+    """The occurrences of one name, with what their papers hold (rows in the order of `occurrences`)."""
+
+    name: str
+    occurrences: list[Occurrence]
+    coauthors: csr_matrix  # occurrence x co-author key, binary
+    coauthor_names: csr_matrix  # occurrence x co-author name as written (folded)
+    venues: csr_matrix
+    venue_words: csr_matrix
+    title_words: csr_matrix
+    keywords: csr_matrix
+    affiliation: csr_matrix
+    text: csr_matrix  # L2-normalised TF-IDF rows
+    years: np.ndarray  # float, nan where unknown
+
+
+class _Vocabulary:
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def rows(self, items: Sequence[Sequence[str]]) -> csr_matrix:
+        indptr, indices = [0], []
+        for row in items:
+            cols = sorted({self.index.setdefault(x, len(self.index)) for x in row if x})
+            indices.extend(cols)
+            indptr.append(len(indices))
+        return csr_matrix((np.ones(len(indices), dtype=np.float32), indices, indptr),
+                          shape=(len(items), max(len(self.index), 1)))
+
+
+def _words(text: str | None) -> list[str]:
+    return [w for w in "".join(ch.lower() if ch.isalnum() else " " for ch in text or "").split() if len(w) > 2]
+
+
+def collect(papers: Mapping[str, dict], occurrences: Sequence[Occurrence]) -> list[Occurrences]:
+    """Group the occurrences by name and read each one's paper: co-authors (every other author), venue,
+    keywords, the affiliation of the occurrence's own author where the source gives one, text and year."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    texts = {pid: f"{p.get('title') or ''} {p.get('abstract') or ''}" for pid, p in papers.items()}
+    tfidf = TfidfVectorizer(min_df=2, max_df=0.5, stop_words="english", sublinear_tf=True).fit(texts.values())
+    by_name: dict[str, list[Occurrence]] = defaultdict(list)
+    for occurrence in occurrences:
+        by_name[occurrence[1]].append(occurrence)
+    vocab = {kind: _Vocabulary() for kind in ("coauthors", "coauthor_names", "venues", "venue_words", "title_words",
+                                              "keywords", "affiliation")}
+    out = []
+    for name, occ in sorted(by_name.items()):
+        rows: dict[str, list[list[str]]] = {kind: [] for kind in vocab}
+        years = []
+        for paper_id, written, nth in occ:
+            paper = papers[paper_id]
+            authors = [a if isinstance(a, dict) else {"name": a} for a in paper.get("authors") or []]
+            own = [i for i, a in enumerate(authors) if (a.get("name") or "").strip() == written]
+            mine = own[nth] if nth < len(own) else (own[0] if own else -1)
+            others = [a.get("name") or "" for i, a in enumerate(authors) if i != mine]
+            rows["coauthors"].append([k for k in map(_key, others) if k])
+            rows["coauthor_names"].append([" ".join(fold(n).replace(".", " ").split()) for n in others])
+            venue = ((paper.get("venue") or {}).get("raw") or "").strip().lower()
+            rows["venues"].append([venue] if venue else [])
+            rows["venue_words"].append(_words(venue))
+            rows["title_words"].append(_words(paper.get("title")))
+            rows["keywords"].append([k.strip().lower() for k in paper.get("keywords") or [] if k])
+            rows["affiliation"].append(_words(authors[mine].get("org")) if mine >= 0 else [])
+            years.append(float(paper["year"]) if paper.get("year") else np.nan)
+        out.append(Occurrences(name, list(occ), **{k: vocab[k].rows(v) for k, v in rows.items()},
+                               text=tfidf.transform([texts[o[0]] for o in occ]).tocsr(),
+                               years=np.array(years)))
+    return out
+
+
+def pair_features(group: Occurrences) -> np.ndarray:
+    """[n_pairs, len(FEATURES)] for the pairs (i < j) in squareform order."""
+    n = len(group.occurrences)
+    iu = np.triu_indices(n, k=1)
+
+    def overlap(m: csr_matrix) -> np.ndarray:
+        return np.asarray((m @ m.T).todense())[iu]
+
+    shared = overlap(group.coauthors)
+    sizes = np.asarray(group.coauthors.sum(axis=1)).ravel()
+    union = sizes[iu[0]] + sizes[iu[1]] - shared
+    years = group.years
+    apart = np.abs(years[iu[0]] - years[iu[1]])
+    known = ~np.isnan(apart)
+    venue_shared = overlap(group.venue_words)
+    venue_sizes = np.asarray(group.venue_words.sum(axis=1)).ravel()
+    venue_union = venue_sizes[iu[0]] + venue_sizes[iu[1]] - venue_shared
+    return np.column_stack([
+        shared, np.divide(shared, union, out=np.zeros_like(shared), where=union > 0), overlap(group.coauthor_names),
+        overlap(group.venues), np.divide(venue_shared, venue_union, out=np.zeros_like(venue_shared),
+                                         where=venue_union > 0),
+        np.where(known, apart, -1.0), known.astype(float), overlap(group.text), overlap(group.title_words),
+        overlap(group.keywords), overlap(group.affiliation), np.full(len(shared), np.log1p(n)),
+    ]).astype(np.float32)
+
+
+def pair_labels(group: Occurrences, gold: Mapping[Occurrence, str]) -> np.ndarray:
+    people = np.array([gold[o] for o in group.occurrences])
+    iu = np.triu_indices(len(people), k=1)
+    return (people[iu[0]] == people[iu[1]]).astype(np.int8)
+
+
+class PairwiseModel:
+    """fit(groups, gold) on the pairs of the groups' names; probabilities(group) for a name's pairs."""
+
+    def __init__(self, max_pairs_per_name: int = 20_000, seed: int = 0, n_estimators: int = 300):
+        self.max_pairs_per_name = max_pairs_per_name
+        self.seed = seed
+        self.n_estimators = n_estimators
+
+    def fit(self, groups: Sequence[Occurrences], gold: Mapping[Occurrence, str]) -> PairwiseModel:
+        from lightgbm import LGBMClassifier
+
+        rng = np.random.default_rng(self.seed)
+        xs, ys = [], []
+        for group in groups:
+            if len(group.occurrences) < 2:
+                continue
+            x, y = pair_features(group), pair_labels(group, gold)
+            if len(y) > self.max_pairs_per_name:  # a common name must not outweigh every other one
+                keep = rng.choice(len(y), self.max_pairs_per_name, replace=False)
+                x, y = x[keep], y[keep]
+            xs.append(x)
+            ys.append(y)
+        self.model_ = LGBMClassifier(n_estimators=self.n_estimators, learning_rate=0.05, num_leaves=31,
+                                     min_child_samples=50, subsample=0.8, subsample_freq=1, colsample_bytree=0.9,
+                                     random_state=self.seed, n_jobs=1, deterministic=True, verbose=-1)
+        self.model_.fit(np.concatenate(xs), np.concatenate(ys))
+        return self
+
+    def probabilities(self, group: Occurrences) -> np.ndarray:
+        if len(group.occurrences) < 2:
+            return np.zeros(0, dtype=np.float32)
+        return np.asarray(self.model_.predict_proba(pair_features(group)))[:, 1]
+
+
+def cluster(group: Occurrences, probabilities: np.ndarray, threshold: float) -> dict[Occurrence, str]:
+    """Average linkage on 1 - p, cut where the mean distance between two clusters reaches 1 - threshold."""
+    if len(group.occurrences) == 1:
+        return {group.occurrences[0]: f"{group.name}#1"}
+    tree = linkage(1.0 - np.asarray(probabilities, dtype=float), method="average")
+    labels = fcluster(tree, t=1.0 - threshold, criterion="distance")
+    return {o: f"{group.name}#{label}" for o, label in zip(group.occurrences, labels)}
+
+
+@dataclass
+class CrossValidation:
+    score: ClusteringScore
+    thresholds: list[float]  # the threshold chosen for each fold
+
+
+def cross_validate(groups: Sequence[Occurrences], gold: Mapping[Occurrence, str], folds: int = 5, seed: int = 0,
+                   model: PairwiseModel | None = None) -> CrossValidation:
+    """Names split into folds. Each fold's pairs are scored by a model trained on the other folds; each fold is
+    clustered at the threshold that gave the best mean of macro pairwise F1 and B3 F1 on the other folds' names
+    (out-of-fold probabilities too). The clusters of every name are then scored together."""
+    model = model or PairwiseModel(seed=seed)
+    order = np.random.default_rng(seed).permutation(len(groups))
+    fold_of = {int(g): i % folds for i, g in enumerate(order)}
+    probabilities: dict[int, np.ndarray] = {}
+    for k in range(folds):
+        train = [g for i, g in enumerate(groups) if fold_of[i] != k]
+        fitted = PairwiseModel(model.max_pairs_per_name, model.seed, model.n_estimators).fit(train, gold)
+        for i, g in enumerate(groups):
+            if fold_of[i] == k:
+                probabilities[i] = fitted.probabilities(g)
+    scored: dict[float, dict[int, NameScore]] = {t: {} for t in THRESHOLDS}
+    for t in THRESHOLDS:
+        for i, g in enumerate(groups):
+            s = score_clustering({o: gold[o] for o in g.occurrences}, cluster(g, probabilities[i], t))
+            scored[t][i] = s.names[0]
+    predicted: dict[Occurrence, str] = {}
+    chosen = []
+
+    def on(t: float, names: list[int]) -> float:  # both metrics count: their mean on those names
+        s = ClusteringScore([scored[t][i] for i in names], [])
+        return (s.macro_pairwise_f1 + s.b3_f1) / 2
+
+    for k in range(folds):
+        others = [i for i in range(len(groups)) if fold_of[i] != k]
+        best = max(THRESHOLDS, key=lambda t: (on(t, others), -abs(t - 0.5)))
+        chosen.append(float(best))
+        for i, g in enumerate(groups):
+            if fold_of[i] == k:
+                predicted.update(cluster(g, probabilities[i], best))
+    return CrossValidation(score_clustering(gold, predicted), chosen)
