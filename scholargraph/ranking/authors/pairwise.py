@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
@@ -23,7 +23,8 @@ from scipy.sparse import csr_matrix
 from scholargraph.ranking.authors.metrics import ClusteringScore, NameScore, Occurrence, score_clustering
 from scholargraph.ranking.authors.names import block_key, fold, parse_name
 
-FEATURES = ("shared_coauthors", "coauthor_jaccard", "shared_coauthor_names", "same_venue", "venue_word_jaccard",
+FEATURES = ("shared_coauthors", "coauthor_jaccard", "shared_coauthor_names", "shared_coauthor_idf", "same_venue",
+            "same_venue_idf", "venue_word_jaccard",
             "years_apart", "year_known", "text_cosine", "shared_title_words", "shared_keywords",
             "shared_affiliation_words", "log_name_occurrences")
 THRESHOLDS = tuple(np.round(np.arange(0.05, 1.0, 0.05), 2))
@@ -49,6 +50,7 @@ class Occurrences:
     affiliation: csr_matrix
     text: csr_matrix  # L2-normalised TF-IDF rows
     years: np.ndarray  # float, nan where unknown
+    idf: dict[str, np.ndarray] = field(default_factory=dict)  # per kind: log inverse occurrence frequency of a column
 
 
 class _Vocabulary:
@@ -103,6 +105,15 @@ def collect(papers: Mapping[str, dict], occurrences: Sequence[Occurrence]) -> li
         out.append(Occurrences(name, list(occ), **{k: vocab[k].rows(v) for k, v in rows.items()},
                                text=tfidf.transform([texts[o[0]] for o in occ]).tocsr(),
                                years=np.array(years)))
+    # How rare each co-author and venue is among all the occurrences: a shared rare co-author says more.
+    total = sum(len(g.occurrences) for g in out)
+    for kind in ("coauthors", "venues"):
+        df = np.zeros(max(len(vocab[kind].index), 1))
+        for g in out:
+            np.add.at(df, getattr(g, kind).indices, 1)
+        idf = np.log((total + 1) / (df + 1))
+        for g in out:
+            g.idf[kind] = idf[:getattr(g, kind).shape[1]]
     return out
 
 
@@ -111,8 +122,9 @@ def pair_features(group: Occurrences) -> np.ndarray:
     n = len(group.occurrences)
     iu = np.triu_indices(n, k=1)
 
-    def overlap(m: csr_matrix) -> np.ndarray:
-        return np.asarray((m @ m.T).todense())[iu]
+    def overlap(m: csr_matrix, weights: np.ndarray | None = None) -> np.ndarray:
+        left = m if weights is None else csr_matrix(m.multiply(weights[None, :]))
+        return np.asarray((left @ m.T).todense())[iu]
 
     shared = overlap(group.coauthors)
     sizes = np.asarray(group.coauthors.sum(axis=1)).ravel()
@@ -125,8 +137,9 @@ def pair_features(group: Occurrences) -> np.ndarray:
     venue_union = venue_sizes[iu[0]] + venue_sizes[iu[1]] - venue_shared
     return np.column_stack([
         shared, np.divide(shared, union, out=np.zeros_like(shared), where=union > 0), overlap(group.coauthor_names),
-        overlap(group.venues), np.divide(venue_shared, venue_union, out=np.zeros_like(venue_shared),
-                                         where=venue_union > 0),
+        overlap(group.coauthors, group.idf.get("coauthors")), overlap(group.venues),
+        overlap(group.venues, group.idf.get("venues")),
+        np.divide(venue_shared, venue_union, out=np.zeros_like(venue_shared), where=venue_union > 0),
         np.where(known, apart, -1.0), known.astype(float), overlap(group.text), overlap(group.title_words),
         overlap(group.keywords), overlap(group.affiliation), np.full(len(shared), np.log1p(n)),
     ]).astype(np.float32)

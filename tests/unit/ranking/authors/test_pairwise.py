@@ -42,6 +42,8 @@ def test_features_read_coauthors_by_block_venues_and_years():
     # Pairs in order (p1,p2), (p1,p3), (p1,p4), (p2,p3), (p2,p4), (p3,p4): `Ann Lee` and `A. Lee` share a block.
     assert column["shared_coauthors"].tolist() == [1, 0, 0, 0, 0, 1]
     assert column["shared_coauthor_names"].tolist() == [0, 0, 0, 0, 0, 1]
+    # Weighted by rarity among the occurrences: each shared co-author is on 2 of 4, log(5/3).
+    assert column["shared_coauthor_idf"] == pytest.approx([np.log(5 / 3), 0, 0, 0, 0, np.log(5 / 3)])
     assert column["same_venue"].tolist() == [1, 0, 0, 0, 0, 1]
     assert column["years_apart"].tolist() == [1, 9, 10, 8, 9, 1]
     gold = {o: ("A" if o[0] in ("p1", "p2") else "B") for o in occurrences}
