@@ -13,7 +13,6 @@ by a model and a threshold chosen without them. S2AND's rows (its own venv) are 
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import sys
 import time
@@ -27,7 +26,7 @@ from scholargraph.ranking.authors.metrics import (  # noqa: E402
     read_gold,
     score_clustering,
 )
-from scholargraph.ranking.authors.pairwise import collect, cross_validate  # noqa: E402
+from scholargraph.ranking.authors.pairwise import collect, cross_validate, read_papers  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "authors"
 SETS = ("arnetminer-dev", "dblp-dev")
@@ -58,11 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         baseline = score_clustering(gold, one_name_one_person(gold))
         row(name, "one name = one person", baseline, len(gold), args.bootstrap, time.perf_counter() - t0)
         t0 = time.perf_counter()
-        papers = {}
-        for line in (args.data / name / "papers.aminer.jsonl").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                record = json.loads(line)
-                papers[record["id"]] = record
+        papers = read_papers(args.data / name / "papers.aminer.jsonl")
         cv = cross_validate(collect(papers, list(gold)), gold, folds=args.folds)
         row(name, f"pairwise, {args.folds}-fold CV", cv.score, len(gold), args.bootstrap, time.perf_counter() - t0)
         print(f"{'':<16} thresholds chosen per fold: {', '.join(f'{t:.2f}' for t in cv.thresholds)}; "

@@ -371,19 +371,16 @@ def _settle_class_archive(settings: Settings, clean_exit: bool) -> None:
     record.unlink(missing_ok=True)
 
 
-def _remove_unused_archives(folder: Path, keep: Path) -> list[Path]:
+def _remove_unused_archives(folder: Path, keep: Path) -> None:
     """The archives no start has mapped for ARCHIVE_UNUSED_DAYS (another JDK's, older jars', options no longer
     used), removed when a new one takes its place: each is 120-210 MB, and nothing else removes them."""
     cutoff = time.time() - ARCHIVE_UNUSED_DAYS * 86_400
-    removed = []
     for old in folder.glob("classes-*.jsa"):
         try:
             if old != keep and old.stat().st_mtime < cutoff:
                 old.unlink()  # a server still mapping it keeps its mapping
-                removed.append(old)
         except OSError:
             continue
-    return removed
 
 
 def _read_pid(settings: Settings) -> int | None:

@@ -71,18 +71,18 @@ def _pairs(sizes: Counter) -> int:
 
 def score_name(name: str, gold: Mapping, predicted: Mapping) -> NameScore:
     """One name's occurrences (any keys, the same in both): gold person and predicted cluster of each."""
-    papers = list(gold)
-    both = Counter((predicted[p], gold[p]) for p in papers)
-    by_cluster = Counter(predicted[p] for p in papers)
-    by_person = Counter(gold[p] for p in papers)
+    keys = list(gold)
+    both = Counter((predicted[k], gold[k]) for k in keys)
+    by_cluster = Counter(predicted[k] for k in keys)
+    by_person = Counter(gold[k] for k in keys)
     together, pred_pairs, gold_pairs = _pairs(both), _pairs(by_cluster), _pairs(by_person)
     # No pair on one side: that side has nothing wrong (all singletons predicted and all singletons true: 1).
     precision = together / pred_pairs if pred_pairs else 1.0
     recall = together / gold_pairs if gold_pairs else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    b3_p = sum(both[(predicted[p], gold[p])] / by_cluster[predicted[p]] for p in papers)
-    b3_r = sum(both[(predicted[p], gold[p])] / by_person[gold[p]] for p in papers)
-    return NameScore(name, len(papers), len(by_person), len(by_cluster), f1, b3_p, b3_r)
+    b3_p = sum(both[(predicted[k], gold[k])] / by_cluster[predicted[k]] for k in keys)
+    b3_r = sum(both[(predicted[k], gold[k])] / by_person[gold[k]] for k in keys)
+    return NameScore(name, len(keys), len(by_person), len(by_cluster), f1, b3_p, b3_r)
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,18 @@ a model that saw it."""
 
 from __future__ import annotations
 
+import copy
+import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.sparse import csr_matrix
 
-from scholargraph.ranking.authors.metrics import ClusteringScore, NameScore, Occurrence, score_clustering
+from scholargraph.ranking.authors.metrics import ClusteringScore, Occurrence, score_clustering, score_name
 from scholargraph.ranking.authors.names import block_key, fold, parse_name
 
 FEATURES = ("shared_coauthors", "coauthor_jaccard", "shared_coauthor_names", "shared_coauthor_idf", "same_venue",
@@ -69,6 +72,16 @@ class _Vocabulary:
 
 def _words(text: str | None) -> list[str]:
     return [w for w in "".join(ch.lower() if ch.isalnum() else " " for ch in text or "").split() if len(w) > 2]
+
+
+def read_papers(path: str | Path) -> dict[str, dict]:
+    """The papers of an AMiner-shaped JSON-lines file (the gold sets' `papers.aminer.jsonl`), by id."""
+    papers = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            papers[record["id"]] = record
+    return papers
 
 
 def collect(papers: Mapping[str, dict], occurrences: Sequence[Occurrence]) -> list[Occurrences]:
@@ -152,7 +165,8 @@ def pair_labels(group: Occurrences, gold: Mapping[Occurrence, str]) -> np.ndarra
 
 
 class PairwiseModel:
-    """fit(groups, gold) on the pairs of the groups' names; probabilities(group) for a name's pairs."""
+    """fit(groups, gold) on the pairs of the groups' names; probabilities(group) for a name's pairs. fit_pairs and
+    pair_probabilities take the feature rows already computed (cross-validation computes each name's once)."""
 
     def __init__(self, max_pairs_per_name: int = 20_000, seed: int = 0, n_estimators: int = 300):
         self.max_pairs_per_name = max_pairs_per_name
@@ -160,14 +174,15 @@ class PairwiseModel:
         self.n_estimators = n_estimators
 
     def fit(self, groups: Sequence[Occurrences], gold: Mapping[Occurrence, str]) -> PairwiseModel:
+        return self.fit_pairs([(pair_features(g), pair_labels(g, gold)) for g in groups if len(g.occurrences) > 1])
+
+    def fit_pairs(self, pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> PairwiseModel:
+        """Each name's (features, labels)."""
         from lightgbm import LGBMClassifier
 
         rng = np.random.default_rng(self.seed)
         xs, ys = [], []
-        for group in groups:
-            if len(group.occurrences) < 2:
-                continue
-            x, y = pair_features(group), pair_labels(group, gold)
+        for x, y in pairs:
             if len(y) > self.max_pairs_per_name:  # a common name must not outweigh every other one
                 keep = rng.choice(len(y), self.max_pairs_per_name, replace=False)
                 x, y = x[keep], y[keep]
@@ -180,18 +195,32 @@ class PairwiseModel:
         return self
 
     def probabilities(self, group: Occurrences) -> np.ndarray:
-        if len(group.occurrences) < 2:
+        return self.pair_probabilities(pair_features(group))
+
+    def pair_probabilities(self, features: np.ndarray) -> np.ndarray:
+        if not len(features):
             return np.zeros(0, dtype=np.float32)
-        return np.asarray(self.model_.predict_proba(pair_features(group)))[:, 1]
+        return np.asarray(self.model_.predict_proba(features))[:, 1]
+
+
+def linkage_tree(probabilities: np.ndarray) -> np.ndarray | None:
+    """Average linkage on 1 - p (None for a name with one occurrence): one tree, cut at any threshold."""
+    if not len(probabilities):
+        return None
+    return linkage(1.0 - np.asarray(probabilities, dtype=float), method="average")
+
+
+def cut(group: Occurrences, tree: np.ndarray | None, threshold: float) -> dict[Occurrence, str]:
+    """The clusters where the mean distance between two clusters reaches 1 - threshold."""
+    if tree is None:
+        return {o: f"{group.name}#1" for o in group.occurrences}
+    labels = fcluster(tree, t=1.0 - threshold, criterion="distance")
+    return {o: f"{group.name}#{label}" for o, label in zip(group.occurrences, labels)}
 
 
 def cluster(group: Occurrences, probabilities: np.ndarray, threshold: float) -> dict[Occurrence, str]:
     """Average linkage on 1 - p, cut where the mean distance between two clusters reaches 1 - threshold."""
-    if len(group.occurrences) == 1:
-        return {group.occurrences[0]: f"{group.name}#1"}
-    tree = linkage(1.0 - np.asarray(probabilities, dtype=float), method="average")
-    labels = fcluster(tree, t=1.0 - threshold, criterion="distance")
-    return {o: f"{group.name}#{label}" for o, label in zip(group.occurrences, labels)}
+    return cut(group, linkage_tree(probabilities), threshold)
 
 
 @dataclass
@@ -208,18 +237,17 @@ def cross_validate(groups: Sequence[Occurrences], gold: Mapping[Occurrence, str]
     model = model or PairwiseModel(seed=seed)
     order = np.random.default_rng(seed).permutation(len(groups))
     fold_of = {int(g): i % folds for i, g in enumerate(order)}
-    probabilities: dict[int, np.ndarray] = {}
+    pairs = [(pair_features(g), pair_labels(g, gold)) for g in groups]  # once per name, for every fold
+    trees: dict[int, np.ndarray | None] = {}
     for k in range(folds):
-        train = [g for i, g in enumerate(groups) if fold_of[i] != k]
-        fitted = PairwiseModel(model.max_pairs_per_name, model.seed, model.n_estimators).fit(train, gold)
-        for i, g in enumerate(groups):
+        fitted = copy.copy(model).fit_pairs([pairs[i] for i, g in enumerate(groups)
+                                             if fold_of[i] != k and len(g.occurrences) > 1])
+        for i in range(len(groups)):
             if fold_of[i] == k:
-                probabilities[i] = fitted.probabilities(g)
-    scored: dict[float, dict[int, NameScore]] = {t: {} for t in THRESHOLDS}
-    for t in THRESHOLDS:
-        for i, g in enumerate(groups):
-            s = score_clustering({o: gold[o] for o in g.occurrences}, cluster(g, probabilities[i], t))
-            scored[t][i] = s.names[0]
+                trees[i] = linkage_tree(fitted.pair_probabilities(pairs[i][0]))
+    truth = [{o: gold[o] for o in g.occurrences} for g in groups]
+    scored = {t: {i: score_name(g.name, truth[i], cut(g, trees[i], t)) for i, g in enumerate(groups)}
+              for t in THRESHOLDS}
     predicted: dict[Occurrence, str] = {}
     chosen = []
 
@@ -233,5 +261,5 @@ def cross_validate(groups: Sequence[Occurrences], gold: Mapping[Occurrence, str]
         chosen.append(float(best))
         for i, g in enumerate(groups):
             if fold_of[i] == k:
-                predicted.update(cluster(g, probabilities[i], best))
+                predicted.update(cut(g, trees[i], best))
     return CrossValidation(score_clustering(gold, predicted), chosen)

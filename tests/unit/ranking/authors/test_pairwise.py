@@ -4,8 +4,6 @@ table is bench/authors.py's)."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
@@ -19,6 +17,7 @@ from scholargraph.ranking.authors.pairwise import (
     cross_validate,
     pair_features,
     pair_labels,
+    read_papers,
 )
 from tests.conftest import require_shared_data
 
@@ -63,10 +62,7 @@ def test_average_linkage_cuts_two_people_apart():
 @pytest.fixture(scope="module")
 def arnetminer():
     data = require_shared_data("authors", "arnetminer-dev")
-    papers = {}
-    for line in (data / "papers.aminer.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        papers[record["id"]] = record
+    papers = read_papers(data / "papers.aminer.jsonl")
     gold = read_gold(data / "gold.tsv")
     # The 24 names with the fewest occurrences (the test's time; the whole set is the bench's).
     groups = sorted(collect(papers, list(gold)), key=lambda g: len(g.occurrences))[:24]
